@@ -1,0 +1,87 @@
+"""The typed errors of composite-store and the context that maps driver errors onto them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+__all__ = [
+    "AdapterNotInstalledError",
+    "BackendUnavailableError",
+    "CompositeStoreError",
+    "ConflictError",
+    "DomainNotConfiguredError",
+    "NotFoundError",
+    "SchemaMismatchError",
+    "UnsupportedOperationError",
+    "ValidationError",
+    "map_errors",
+    "redact",
+]
+
+
+class CompositeStoreError(Exception):
+    """Base class of every error raised by composite-store."""
+
+
+class ValidationError(CompositeStoreError, ValueError):
+    """The input is invalid; nothing was written."""
+
+
+class NotFoundError(CompositeStoreError, LookupError):
+    """The record an update or delete targets does not exist."""
+
+
+class ConflictError(CompositeStoreError):
+    """A write conflicts with stored data (a unique key, or a failed compare-and-set)."""
+
+
+class DomainNotConfiguredError(CompositeStoreError, LookupError):
+    """No backend provides the requested domain."""
+
+
+class UnsupportedOperationError(CompositeStoreError, NotImplementedError):
+    """The backend does not offer this operation or filter (its capability is off)."""
+
+
+class BackendUnavailableError(CompositeStoreError, ConnectionError):
+    """The backend could not be reached; the operation may be retried."""
+
+
+class SchemaMismatchError(CompositeStoreError):
+    """The physical schema differs from the documented one."""
+
+
+class AdapterNotInstalledError(CompositeStoreError, ImportError):
+    """The adapter package for a URL scheme is not installed; the message names the extra."""
+
+
+_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*)(:[^@/\s]*)?@")
+_SECRET_PARAMS = re.compile(r"(?i)((?:authToken|password|token|secret|api_key)=)[^&\s]+")
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with URL passwords and secret query parameters replaced by ``***``."""
+    text = _CREDENTIALS.sub(
+        lambda m: f"{m['scheme']}{m['user']}{':***' if m.group(3) else ''}@", text
+    )
+    return _SECRET_PARAMS.sub(r"\1***", text)
+
+
+@contextmanager
+def map_errors(mapping: Mapping[type[BaseException], type[CompositeStoreError]]) -> Iterator[None]:
+    """Re-raise driver exceptions as composite-store errors, keeping the cause.
+
+    The first matching entry of ``mapping`` (in order) wins; our own errors pass through.
+    Messages are redacted so that credentials never leave through an error.
+    """
+    try:
+        yield
+    except CompositeStoreError:
+        raise
+    except tuple(mapping) as exc:  # type: ignore[misc]
+        for source, target in mapping.items():
+            if isinstance(exc, source):
+                raise target(redact(str(exc))) from exc
+        raise  # pragma: no cover - unreachable: one entry matched

@@ -1,0 +1,28 @@
+"""The in-memory store (``memory://``): the reference semantics, for tests and prototypes."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from composite_store.inmemory.base import InMemoryData, InMemoryDomain
+from composite_store.inmemory.memory import InMemoryMemory
+from composite_store.inmemory.workflows import InMemoryWorkflows
+from composite_store.store import Store
+
+__all__ = ["InMemoryData", "InMemoryDomain", "InMemoryMemory", "InMemoryStore", "InMemoryWorkflows"]
+
+
+class InMemoryStore(Store):
+    """Every domain in process memory; data lives as long as the store object."""
+
+    backend = "memory"
+    domain_classes: ClassVar[dict[str, type[InMemoryDomain]]] = {
+        "memory": InMemoryMemory,
+        "workflows": InMemoryWorkflows,
+    }
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        if options:
+            raise TypeError(f"memory:// takes no options, got {sorted(options)}")
+        self.data = InMemoryData()
+        super().__init__({k: cls(data=self.data) for k, cls in self.domain_classes.items()})

@@ -1,0 +1,111 @@
+"""The record base class, timestamp rules and field-alias helpers every record uses."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
+
+import pydantic
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+
+from composite_store.errors import ValidationError
+
+__all__ = ["Record", "Timestamp", "coerce", "now_utc", "stored", "to_utc_ms", "uuid4_str"]
+
+
+def to_utc_ms(value: datetime) -> datetime:
+    """Return ``value`` in UTC truncated to milliseconds; a naive datetime is refused."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            "naive datetime: pass a timezone-aware datetime (e.g. datetime.now(UTC)) "
+            "or an ISO string with an offset"
+        )
+    value = value.astimezone(UTC)
+    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
+def now_utc() -> datetime:
+    """The current time as a UTC datetime of millisecond precision."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
+
+
+def uuid4_str() -> str:
+    return str(uuid.uuid4())
+
+
+#: An aware UTC datetime truncated to milliseconds; accepts aware datetimes and ISO strings.
+Timestamp = Annotated[datetime, AfterValidator(to_utc_ms)]
+
+
+def stored(name: str, *also: str, **kwargs: Any) -> Any:
+    """A field stored as ``name`` that also validates from ``also`` (Mastra's API spellings).
+
+    The Python attribute name always validates too (``validate_by_name``); ``kwargs`` go to
+    ``Field`` (``default``, ``default_factory``).
+    """
+    return Field(
+        validation_alias=AliasChoices(name, *also) if also else name,
+        serialization_alias=name,
+        **kwargs,
+    )
+
+
+class Record(BaseModel):
+    """Base of every stored record: snake_case attributes, stored names as aliases."""
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=False,
+        extra="ignore",
+        arbitrary_types_allowed=False,
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """The record as stored: documented names, Python values (datetimes stay datetimes)."""
+        return self.model_dump(by_alias=True)
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def coerce(model: type[R], value: R | Mapping[str, Any], *, what: str | None = None) -> R:
+    """Return ``value`` as a validated ``model``: a model instance or a dict in any spelling.
+
+    A model instance was validated when it was built and is returned as it is.
+    Pydantic's errors are re-raised as our ``ValidationError`` naming the argument.
+    """
+    try:
+        if isinstance(value, model):
+            return value
+        if isinstance(value, BaseModel):
+            value = value.model_dump(by_alias=True)
+        if not isinstance(value, Mapping):
+            raise ValidationError(
+                f"{what or model.__name__}: expected a {model.__name__} or a dict, "
+                f"got {type(value).__name__}"
+            )
+        return model.model_validate(dict(value))
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid {what or model.__name__}: {_describe(exc)}") from exc
+
+
+def when(name: str, *also: str) -> Any:
+    """A timestamp field stored as ``name``; omitted means now."""
+    return stored(name, *also, default_factory=now_utc)
+
+
+def _describe(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "value"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def validation_error(exc: pydantic.ValidationError, what: str) -> ValidationError:
+    """Turn a pydantic error into ours, naming ``what`` was being validated."""
+    return ValidationError(f"invalid {what}: {_describe(exc)}")

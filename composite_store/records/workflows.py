@@ -1,0 +1,22 @@
+"""Records of the workflows domain: workflow run snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from composite_store.records.base import Record, Timestamp, stored, when
+
+__all__ = ["WorkflowRun"]
+
+
+class WorkflowRun(Record):
+    """One workflow run: its snapshot (the run state) keyed by (workflow_name, run_id)."""
+
+    workflow_name: str = stored("workflow_name", "workflowName", min_length=1)
+    run_id: str = stored("run_id", "runId", min_length=1)
+    resource_id: str | None = stored("resourceId", default=None)
+    snapshot: dict[str, Any] = Field(default_factory=dict)
+    created_at: Timestamp = when("createdAt")
+    updated_at: Timestamp = when("updatedAt")

@@ -1,0 +1,476 @@
+"""The documented schema (Mastra's tables) as data; everything physical is derived from it.
+
+SQL tables, Mongo indexes and validators, Redis key layouts, the schema reference in docs/ and
+the conformance suite's schema checks all read this module. Nothing restates a column list.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from composite_store.errors import ValidationError
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DOMAINS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "Column",
+    "ColumnType",
+    "Index",
+    "TableSpec",
+    "table",
+    "tables_for",
+    "validate_identifier",
+    "validate_prefix",
+]
+
+DEFAULT_PREFIX = "mastra_"
+#: Bumped whenever a table below changes shape; recorded per domain by ``init()``.
+SCHEMA_VERSION = 1
+
+DOMAINS: tuple[str, ...] = (
+    "memory",
+    "workflows",
+    "workflow_definitions",
+    "scores",
+    "observability",
+    "datasets",
+    "experiments",
+)
+
+
+class ColumnType(enum.Enum):
+    """Logical column types; each backend maps them to a physical type."""
+
+    TEXT = "text"
+    JSON = "json"
+    TIMESTAMP = "timestamp"
+    INTEGER = "integer"
+    BIGINT = "bigint"
+    FLOAT = "float"
+    BOOLEAN = "boolean"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One documented column: its stored name, logical type and nullability."""
+
+    name: str
+    type: ColumnType
+    nullable: bool = True
+    #: Column is part of a lookup key, so backends must use a bounded key-able text type.
+    key: bool = False
+
+
+@dataclass(frozen=True)
+class Index:
+    """A documented secondary index; ``columns`` are (name, descending) pairs."""
+
+    suffix: str
+    columns: tuple[tuple[str, bool], ...]
+    unique: bool = False
+
+    def name(self, table_name: str) -> str:
+        return f"{table_name}_{self.suffix}"
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One documented table (collection, key space) of one domain."""
+
+    base_name: str
+    domain: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    unique: tuple[tuple[str, ...], ...] = ()
+    indexes: tuple[Index, ...] = ()
+    _by_name: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_name.update({c.name: c for c in self.columns})
+        for name in (*self.primary_key, *(n for u in self.unique for n in u)):
+            if name not in self._by_name:
+                raise AssertionError(f"{self.base_name}: key column {name!r} is not a column")
+        for index in self.indexes:
+            for name, _ in index.columns:
+                if name not in self._by_name:
+                    raise AssertionError(f"{self.base_name}: index column {name!r} unknown")
+
+    def name(self, prefix: str = DEFAULT_PREFIX) -> str:
+        return f"{prefix}{self.base_name}"
+
+    def column(self, name: str) -> Column:
+        return self._by_name[name]
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def columns_of(self, kind: ColumnType) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.type is kind)
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """Primary key, else the first unique key, else () (Mastra's evals table has none)."""
+        return self.primary_key or (self.unique[0] if self.unique else ())
+
+
+T, J, TS, I, BI, F, B = (
+    ColumnType.TEXT,
+    ColumnType.JSON,
+    ColumnType.TIMESTAMP,
+    ColumnType.INTEGER,
+    ColumnType.BIGINT,
+    ColumnType.FLOAT,
+    ColumnType.BOOLEAN,
+)
+
+
+def _c(name: str, type_: ColumnType, nn: bool = False, key: bool = False) -> Column:
+    return Column(name, type_, nullable=not nn, key=key)
+
+
+def _desc(*names: str) -> tuple[tuple[str, bool], ...]:
+    return tuple((n[1:], True) if n.startswith("-") else (n, False) for n in names)
+
+
+_SPAN_TEXT = (
+    "entityType entityId entityName parentEntityType parentEntityId parentEntityName "
+    "rootEntityType rootEntityId rootEntityName userId organizationId resourceId runId "
+    "sessionId threadId requestId environment serviceName source"
+).split()
+_SPAN_JSON = "scope metadata tags attributes links input output error requestContext".split()
+
+TABLES: tuple[TableSpec, ...] = (
+    TableSpec(
+        "threads",
+        "memory",
+        (
+            _c("id", T, True, key=True),
+            _c("resourceId", T, True, key=True),
+            _c("title", T, True),
+            _c("metadata", J),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS, True),
+        ),
+        primary_key=("id",),
+        indexes=(Index("resourceid_createdat_idx", _desc("resourceId", "-createdAt")),),
+    ),
+    TableSpec(
+        "messages",
+        "memory",
+        (
+            _c("id", T, True, key=True),
+            _c("thread_id", T, True, key=True),
+            _c("content", T, True),
+            _c("role", T, True),
+            _c("type", T, True),
+            _c("createdAt", TS, True),
+            _c("resourceId", T),
+        ),
+        primary_key=("id",),
+        indexes=(Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt")),),
+    ),
+    TableSpec(
+        "resources",
+        "memory",
+        (
+            _c("id", T, True, key=True),
+            _c("workingMemory", T),
+            _c("metadata", J),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS, True),
+        ),
+        primary_key=("id",),
+    ),
+    TableSpec(
+        "workflow_snapshot",
+        "workflows",
+        (
+            _c("workflow_name", T, True, key=True),
+            _c("run_id", T, True, key=True),
+            _c("resourceId", T, key=True),
+            _c("snapshot", J, True),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS, True),
+        ),
+        primary_key=(),
+        unique=(("workflow_name", "run_id"),),
+    ),
+    TableSpec(
+        "workflow_definitions",
+        "workflow_definitions",
+        (
+            _c("id", T, True, key=True),
+            _c("name", T, True),
+            _c("description", T),
+            _c("metadata", J),
+            _c("activeVersionId", T),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS, True),
+        ),
+        primary_key=("id",),
+    ),
+    TableSpec(
+        "workflow_definition_versions",
+        "workflow_definitions",
+        (
+            _c("id", T, True, key=True),
+            _c("workflowDefinitionId", T, True, key=True),
+            _c("versionNumber", I, True),
+            _c("snapshot", J),
+            _c("changedFields", J),
+            _c("changeMessage", T),
+            _c("createdAt", TS, True),
+        ),
+        primary_key=("id",),
+        unique=(("workflowDefinitionId", "versionNumber"),),
+    ),
+    TableSpec(
+        "scorers",
+        "scores",
+        (
+            _c("id", T, True, key=True),
+            _c("scorerId", T, True, key=True),
+            _c("traceId", T, key=True),
+            _c("spanId", T, key=True),
+            _c("runId", T, True, key=True),
+            _c("scorer", J, True),
+            _c("preprocessStepResult", J),
+            _c("extractStepResult", J),
+            _c("analyzeStepResult", J),
+            _c("score", F, True),
+            _c("reason", T),
+            _c("metadata", J),
+            _c("preprocessPrompt", T),
+            _c("extractPrompt", T),
+            _c("generateScorePrompt", T),
+            _c("generateReasonPrompt", T),
+            _c("analyzePrompt", T),
+            _c("reasonPrompt", T),
+            _c("input", J, True),
+            _c("output", J, True),
+            _c("additionalContext", J),
+            _c("requestContext", J),
+            _c("entityType", T, key=True),
+            _c("entity", J),
+            _c("entityId", T, key=True),
+            _c("source", T, True),
+            _c("resourceId", T),
+            _c("threadId", T),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS, True),
+        ),
+        primary_key=("id",),
+        indexes=(Index("trace_id_span_id_created_at_idx", _desc("traceId", "spanId", "-createdAt")),),
+    ),
+    TableSpec(
+        "evals",
+        "scores",
+        (
+            _c("input", T, True),
+            _c("output", T, True),
+            _c("result", J, True),
+            _c("agent_name", T, True, key=True),
+            _c("metric_name", T, True),
+            _c("instructions", T, True),
+            _c("test_info", J, True),
+            _c("global_run_id", T, True),
+            _c("run_id", T, True, key=True),
+            _c("created_at", TS, True),
+        ),
+        # Mastra's evals table has no key at all: several metrics share one run_id.
+        primary_key=(),
+        indexes=(Index("agent_name_created_at_idx", _desc("agent_name", "-created_at")),),
+    ),
+    TableSpec(
+        "ai_spans",
+        "observability",
+        (
+            _c("traceId", T, True, key=True),
+            _c("spanId", T, True, key=True),
+            _c("parentSpanId", T, key=True),
+            _c("name", T, True),
+            _c("spanType", T, True),
+            _c("isEvent", B, True),
+            _c("startedAt", TS, True),
+            _c("endedAt", TS),
+            *(_c(n, T) for n in _SPAN_TEXT),
+            *(_c(n, J) for n in _SPAN_JSON),
+            _c("createdAt", TS, True),
+            _c("updatedAt", TS),
+        ),
+        primary_key=("traceId", "spanId"),
+        indexes=(Index("started_at_idx", _desc("-startedAt")),),
+    ),
+    TableSpec(
+        "traces",
+        "observability",
+        (
+            _c("id", T, True, key=True),
+            _c("parentSpanId", T),
+            _c("name", T, True),
+            _c("traceId", T, True, key=True),
+            _c("scope", T, True),
+            _c("kind", I, True),
+            _c("attributes", J),
+            _c("status", J),
+            _c("events", J),
+            _c("links", J),
+            _c("other", T),
+            _c("startTime", BI, True),
+            _c("endTime", BI, True),
+            _c("createdAt", TS, True),
+        ),
+        primary_key=("id",),
+        indexes=(Index("trace_id_start_time_idx", _desc("traceId", "startTime")),),
+    ),
+    TableSpec(
+        "datasets",
+        "datasets",
+        (
+            _c("id", T, True, key=True),
+            _c("name", T, True),
+            _c("description", T),
+            _c("metadata", J),
+            _c("inputSchema", J),
+            _c("groundTruthSchema", J),
+            _c("tags", J),
+            _c("targetIds", J),
+            _c("scorerIds", J),
+            _c("targetType", T),
+            _c("version", I, True),
+            _c("createdAt", TS),
+            _c("updatedAt", TS),
+        ),
+        primary_key=("id",),
+    ),
+    TableSpec(
+        "dataset_items",
+        "datasets",
+        (
+            _c("id", T, True, key=True),
+            _c("datasetId", T, True, key=True),
+            _c("datasetVersion", I, True),
+            _c("validTo", I),
+            _c("isDeleted", B, True),
+            _c("input", J, True),
+            _c("groundTruth", J),
+            _c("requestContext", J),
+            _c("metadata", J),
+            _c("source", J),
+            _c("createdAt", TS),
+            _c("updatedAt", TS),
+        ),
+        primary_key=("id", "datasetVersion"),
+        indexes=(Index("dataset_id_version_idx", _desc("datasetId", "datasetVersion")),),
+    ),
+    TableSpec(
+        "dataset_versions",
+        "datasets",
+        (
+            _c("id", T, True, key=True),
+            _c("datasetId", T, True, key=True),
+            _c("version", I, True),
+            _c("createdAt", TS),
+        ),
+        primary_key=("id",),
+        unique=(("datasetId", "version"),),
+    ),
+    TableSpec(
+        "experiments",
+        "experiments",
+        (
+            _c("id", T, True, key=True),
+            _c("name", T),
+            _c("description", T),
+            _c("metadata", J),
+            _c("datasetId", T, key=True),
+            _c("datasetVersion", I),
+            _c("targetType", T, True),
+            _c("targetId", T, True, key=True),
+            _c("status", T, True),
+            _c("totalItems", I, True),
+            _c("succeededCount", I, True),
+            _c("failedCount", I, True),
+            _c("skippedCount", I, True),
+            _c("startedAt", TS),
+            _c("completedAt", TS),
+            _c("createdAt", TS),
+            _c("updatedAt", TS),
+        ),
+        primary_key=("id",),
+    ),
+    TableSpec(
+        "experiment_results",
+        "experiments",
+        (
+            _c("id", T, True, key=True),
+            _c("experimentId", T, True, key=True),
+            _c("itemId", T, True, key=True),
+            _c("itemDatasetVersion", I),
+            _c("input", J, True),
+            _c("output", J),
+            _c("groundTruth", J),
+            _c("error", J),
+            _c("startedAt", TS, True),
+            _c("completedAt", TS, True),
+            _c("retryCount", I, True),
+            _c("traceId", T),
+            _c("status", T),
+            _c("tags", J),
+            _c("createdAt", TS),
+        ),
+        primary_key=("id",),
+        unique=(("experimentId", "itemId"),),
+    ),
+)
+
+_BY_NAME = {t.base_name: t for t in TABLES}
+
+
+def table(base_name: str) -> TableSpec:
+    """Return the documented table named ``base_name`` (without prefix)."""
+    return _BY_NAME[base_name]
+
+
+def tables_for(domain: str) -> tuple[TableSpec, ...]:
+    """Return the documented tables of ``domain``."""
+    if domain not in DOMAINS:
+        raise ValidationError(f"unknown domain {domain!r}; known: {', '.join(DOMAINS)}")
+    return tuple(t for t in TABLES if t.domain == domain)
+
+
+def iter_tables() -> Iterator[TableSpec]:
+    return iter(TABLES)
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Oracle's identifier limit (128 bytes since 12.2); prefixes leave room for the longest table.
+MAX_IDENTIFIER = 63
+_LONGEST_TABLE = max(len(t.base_name) for t in TABLES)
+
+
+def validate_identifier(value: str, *, what: str) -> str:
+    """Return ``value`` if it can travel into SQL as a name, else raise ``ValidationError``."""
+    if not isinstance(value, str) or not _IDENTIFIER.match(value):
+        raise ValidationError(
+            f"invalid {what} {value!r}: use letters, digits and underscores, not starting with a digit"
+        )
+    if len(value) > MAX_IDENTIFIER:
+        raise ValidationError(f"invalid {what} {value!r}: longer than {MAX_IDENTIFIER} characters")
+    return value
+
+
+def validate_prefix(prefix: str) -> str:
+    """Validate a table prefix (may be empty) so that every table name is a valid identifier."""
+    if prefix == "":
+        return prefix
+    validate_identifier(prefix, what="table prefix")
+    if len(prefix) + _LONGEST_TABLE + 40 > 128:
+        raise ValidationError(f"invalid table prefix {prefix!r}: too long for index names")
+    return prefix

@@ -1,0 +1,179 @@
+"""``SqlDatabase``: one engine, the rendered tables, and one transaction per operation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from composite_store.errors import BackendUnavailableError, map_errors, redact
+from composite_store.schema import DEFAULT_PREFIX, ColumnType, TableSpec, validate_identifier, validate_prefix
+from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.tables import render_tables, shadow
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["SqlDatabase"]
+
+T = TypeVar("T")
+
+
+class SqlDatabase:
+    """The engine and tables one relational store shares between its domains.
+
+    Every domain operation is one call of :meth:`run`: one transaction, and for synchronous
+    drivers (SQLite) one hop to the database's worker thread, never one hop per statement.
+    """
+
+    def __init__(
+        self,
+        dialect: SqlDialect,
+        url: str | None = None,
+        *,
+        engine: Engine | AsyncEngine | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        schema: str | None = None,
+        engine_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if (url is None) == (engine is None):
+            raise TypeError("pass exactly one of url= or engine=")
+        self.dialect = dialect
+        self.prefix = validate_prefix(prefix)
+        self.schema = validate_identifier(schema, what="schema name") if schema else None
+        self.owns_engine = engine is None
+        self.engine: Engine | AsyncEngine = engine or dialect.create_engine(
+            url or "", dict(engine_options or {})
+        )
+        self.metadata, self.tables = render_tables(dialect, self.prefix, self.schema)
+        #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
+        self.is_async = hasattr(self.engine, "sync_engine")
+        self._executor: ThreadPoolExecutor | None = None
+        self._created: set[str] = set()
+
+    def table(self, base_name: str) -> sa.Table:
+        return self.tables[base_name]
+
+    # -- running operations --------------------------------------------------------------------------
+
+    async def run(self, fn: Callable[[Connection], T], *, write: bool = False) -> T:
+        """Run ``fn(connection)`` in one transaction, committed when it returns."""
+        with map_errors(self.dialect.error_map):
+            try:
+                if self.is_async:
+                    async with self.engine.connect() as aconn:  # type: ignore[union-attr]
+                        return await aconn.run_sync(self._transaction, fn, write)
+                if self._executor is None:
+                    # One worker: SQLite serialises writers anyway, and one thread keeps every
+                    # read-modify-write of this process in order.
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="composite-store-sql")
+                loop = asyncio.get_running_loop()
+                return await loop.run_in_executor(self._executor, self._run_sync, fn, write)
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                if exc.connection_invalidated or _is_connect_error(exc):
+                    raise BackendUnavailableError(redact(str(exc.orig))) from exc
+                raise
+
+    def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
+        assert isinstance(self.engine, Engine)
+        with self.engine.connect() as conn:
+            return self._transaction(conn, fn, write)
+
+    def _transaction(self, conn: Connection, fn: Callable[[Connection], T], write: bool) -> T:
+        self.dialect.begin(conn, write=write)
+        try:
+            result = fn(conn)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+        return result
+
+    # -- DDL ---------------------------------------------------------------------------------------------
+
+    async def create(self, specs: Iterable[TableSpec]) -> None:
+        """Create the tables and indexes of ``specs`` if they do not exist (idempotent)."""
+        wanted = [self.tables[s.base_name] for s in specs if s.base_name not in self._created]
+        if not wanted:
+            return
+
+        def ddl(conn: Connection) -> None:
+            self.dialect.create_namespace(conn, self.schema)
+            self.metadata.create_all(conn, tables=wanted, checkfirst=True)
+
+        await self.run(ddl, write=True)
+        self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
+
+    async def clear(self, specs: Iterable[TableSpec]) -> None:
+        """Delete every row of ``specs``' tables."""
+        tables = [self.tables[s.base_name] for s in specs]
+
+        def delete(conn: Connection) -> None:
+            for table in tables:
+                conn.execute(table.delete())
+
+        await self.run(delete, write=True)
+
+    async def ping(self) -> None:
+        await self.run(lambda conn: conn.execute(sa.text("SELECT 1")).scalar())
+
+    async def dispose(self) -> None:
+        """Close the engine if this database created it, and the worker thread."""
+        if self.owns_engine:
+            if self.is_async:
+                await self.engine.dispose()  # type: ignore[misc]
+            else:
+                engine = self.engine
+                if self._executor is not None:
+                    await asyncio.get_running_loop().run_in_executor(self._executor, engine.dispose)
+                else:
+                    engine.dispose()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+        self._created.clear()
+
+    def describe(self) -> str:
+        url = self.engine.url.render_as_string(hide_password=True)
+        parts = [redact(url)]
+        if self.schema:
+            parts.append(f"schema={self.schema}")
+        if self.prefix != DEFAULT_PREFIX:
+            parts.append(f"prefix={self.prefix}")
+        return " ".join(parts)
+
+    # -- rows ------------------------------------------------------------------------------------------
+
+    def values(self, spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Bind values of one row: documented columns, plus shadow timestamps where the dialect
+        keeps them."""
+        row = {name: record.get(name) for name in spec.column_names}
+        if self.dialect.shadow_timestamps:
+            for name in spec.columns_of(ColumnType.TIMESTAMP):
+                row[shadow(name)] = row[name]
+        return row
+
+    def timestamp_values(self, spec: TableSpec, name: str, value: datetime) -> dict[str, Any]:
+        """Bind values that set timestamp ``name`` (and its shadow) to ``value``."""
+        if self.dialect.shadow_timestamps:
+            return {name: value, shadow(name): value}
+        return {name: value}
+
+    def readable(self, table: sa.Table, spec: TableSpec) -> list[sa.ColumnElement[Any]]:
+        """The documented columns of ``table`` for a SELECT, timestamps read as the dialect
+        prescribes (PostgreSQL prefers the shadow column)."""
+        return [self.dialect.read_column(table, col) for col in spec.columns]
+
+
+def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:
+    text = str(exc.orig).lower()
+    return any(
+        s in text
+        for s in ("could not connect", "connection refused", "server closed", "can't connect",
+                  "lost connection", "connection is closed", "gone away")
+    )

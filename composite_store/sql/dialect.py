@@ -1,0 +1,123 @@
+"""``SqlDialect``: the named hooks through which one relational backend differs from another.
+
+Shared SQL (``composite_store.sql.memory`` and friends) never asks which backend it runs on;
+it calls these hooks. A backend package subclasses ``SqlDialect`` and overrides what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.expression import Executable
+from sqlalchemy.types import TypeEngine
+
+from composite_store.domains.base import Capabilities
+from composite_store.errors import CompositeStoreError
+from composite_store.schema import Column, ColumnType
+from composite_store.sql.types import JsonText
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["SqlDialect"]
+
+
+class SqlDialect:
+    """Defaults fit a generic SQLAlchemy backend; subclasses override what differs."""
+
+    #: Backend family name (``sqlite``, ``postgresql``, ``mysql``, ...).
+    name: ClassVar[str] = "sql"
+    #: Whether ``create_engine`` returns an ``AsyncEngine`` (else operations hop to a thread).
+    is_async: ClassVar[bool] = False
+    #: PostgreSQL writes every timestamp ``c`` twice: naive ``c`` and ``"cZ" TIMESTAMPTZ``.
+    shadow_timestamps: ClassVar[bool] = False
+    #: ``SELECT ... FOR UPDATE`` locks rows for read-modify-writes (else the write transaction
+    #: itself must be exclusive, as SQLite's ``BEGIN IMMEDIATE`` is).
+    supports_for_update: ClassVar[bool] = False
+    #: What every domain on this backend guarantees.
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        atomic_batches=True,
+        concurrent_updates=True,
+        compare_and_set=True,
+        transactions=True,
+        sort_threads=True,
+        metadata_filters=True,
+        list_scores_by_span=True,
+        span_attribute_filters=True,
+    )
+    #: Driver exceptions -> our errors, in order; see ``errors.map_errors``.
+    error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {}
+
+    # -- engine ------------------------------------------------------------------------------------
+
+    def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine | AsyncEngine:
+        """Create the engine for ``url`` (no I/O happens here)."""
+        return sa.create_engine(url, **options)
+
+    def begin(self, conn: Connection, *, write: bool) -> None:
+        """Start the operation's transaction; the default lets SQLAlchemy autobegin."""
+
+    def create_namespace(self, conn: Connection, schema: str | None) -> None:
+        """Create ``schema`` if the backend has schemas and it is missing."""
+
+    # -- types -------------------------------------------------------------------------------------
+
+    def column_type(self, column: Column) -> TypeEngine[Any]:
+        """The physical type of a documented column."""
+        kind = column.type
+        if kind is ColumnType.JSON:
+            return self.json_type()
+        if kind is ColumnType.TIMESTAMP:
+            return self.timestamp_type()
+        if kind is ColumnType.TEXT:
+            return self.key_text_type() if column.key else sa.Text()
+        return {
+            ColumnType.INTEGER: sa.Integer(),
+            ColumnType.BIGINT: sa.BigInteger(),
+            ColumnType.FLOAT: sa.Float(),
+            ColumnType.BOOLEAN: sa.Boolean(),
+        }[kind]
+
+    def json_type(self) -> TypeEngine[Any]:
+        return JsonText()
+
+    def timestamp_type(self) -> TypeEngine[Any]:
+        raise NotImplementedError
+
+    def shadow_timestamp_type(self) -> TypeEngine[Any]:
+        return sa.DateTime(timezone=True)
+
+    def key_text_type(self) -> TypeEngine[Any]:
+        """Text that can sit in a key or index (MySQL and Oracle need a bounded VARCHAR)."""
+        return sa.Text()
+
+    # -- statements --------------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        table: sa.Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Executable:
+        """INSERT ``rows``, replacing ``update`` columns of rows whose ``key`` exists."""
+        raise NotImplementedError
+
+    def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
+        """How a documented column is selected (labelled with its documented name)."""
+        return table.c[column.name]
+
+    def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
+        """The text value of top-level ``key`` of a JSON column."""
+        return sa.func.json_extract(column, f'$."{key}"')
+
+    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
+        """``column[key] == value`` for a top-level key of a JSON object column."""
+        return self.json_field(column, key) == value
+
+    def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
+        return f"{table}_{'_'.join(columns)}_key"

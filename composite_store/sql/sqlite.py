@@ -1,0 +1,100 @@
+"""SQLite, the embedded default: ``sqlite:///PATH`` (stdlib ``sqlite3``, no extra needed).
+
+Files follow Mastra's libSQL layout: timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ`` text, JSON as
+text, WAL journal, a busy timeout and ``synchronous=NORMAL``. Every operation runs in one
+transaction on the store's worker thread; writes take the write lock up front
+(``BEGIN IMMEDIATE``), so read-modify-writes are atomic across processes too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.expression import Executable
+from sqlalchemy.types import TypeEngine
+
+from composite_store.errors import CompositeStoreError, ConflictError
+from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.memory import SqlMemory
+from composite_store.sql.store import SqlStore
+from composite_store.sql.types import IsoTimestamp
+from composite_store.sql.workflows import SqlWorkflows
+
+__all__ = ["SqliteDialect", "SqliteMemory", "SqliteStore", "SqliteWorkflows"]
+
+#: Milliseconds a writer waits for another process's lock before failing.
+BUSY_TIMEOUT_MS = 5000
+
+
+class SqliteDialect(SqlDialect):
+    name: ClassVar[str] = "sqlite"
+    error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
+        sa.exc.IntegrityError: ConflictError,
+        sqlite3.IntegrityError: ConflictError,
+        sa.exc.DBAPIError: CompositeStoreError,
+    }
+
+    def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine:
+        engine = sa.create_engine(
+            url,
+            connect_args={"check_same_thread": False, "isolation_level": None},
+            **options,
+        )
+        memory = engine.url.database in (None, "", ":memory:")
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+            # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
+            dbapi_conn.isolation_level = None
+            cursor = dbapi_conn.cursor()
+            if not memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+
+    def begin(self, conn: Connection, *, write: bool) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def timestamp_type(self) -> TypeEngine[Any]:
+        return IsoTimestamp()
+
+    def upsert(
+        self,
+        table: sa.Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Executable:
+        stmt = sqlite_dialect.insert(table).values(list(rows))
+        if not update:
+            return stmt.on_conflict_do_nothing(index_elements=list(key))
+        return stmt.on_conflict_do_update(
+            index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
+        )
+
+
+class SqliteMemory(SqlMemory):
+    """Threads, messages and resources in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteWorkflows(SqlWorkflows):
+    """Workflow snapshots in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteStore(SqlStore):
+    """Every domain in one SQLite file: ``SqliteStore("sqlite:///agent.db")``."""
+
+    dialect_cls = SqliteDialect
+    domain_classes = {"memory": SqliteMemory, "workflows": SqliteWorkflows}

@@ -1,0 +1,101 @@
+"""Column types of the relational family: JSON as text, and timestamps as Mastra stores them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+__all__ = ["IsoTimestamp", "JsonText", "UtcTimestamp", "dumps", "loads_json", "format_iso_ms"]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def loads_json(value: Any) -> Any:
+    """Decode a stored JSON value; a JSON string that itself holds JSON text is parsed once more
+    (Mastra writes some metadata that way)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value).decode("utf-8")
+    if isinstance(value, str):
+        value = json.loads(value)
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def format_iso_ms(value: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC: the only spelling that sorts right against Mastra's."""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_iso(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+class JsonText(TypeDecorator[Any]):
+    """JSON stored as compact TEXT (SQLite, libSQL)."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else dumps(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        return None if value is None else loads_json(value)
+
+
+class IsoTimestamp(TypeDecorator[datetime]):
+    """A timestamp as TEXT ``YYYY-MM-DDTHH:MM:SS.sssZ`` (SQLite, libSQL)."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = parse_iso(value)
+        return format_iso_ms(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return parse_iso(value)
+
+
+class UtcTimestamp(TypeDecorator[datetime]):
+    """A naive ``TIMESTAMP`` holding the UTC wall clock (PostgreSQL, MySQL, Oracle)."""
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = parse_iso(value)
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return parse_iso(value)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

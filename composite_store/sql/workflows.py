@@ -1,0 +1,114 @@
+"""The workflows domain in SQL, written once for every relational backend."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
+from composite_store.records.workflows import WorkflowRun
+from composite_store.schema import table
+from composite_store.sql.domain import SqlDomain, from_row
+
+__all__ = ["SqlWorkflows"]
+
+SNAPSHOTS = table("workflow_snapshot")
+KEY = ["workflow_name", "run_id"]
+
+
+class SqlWorkflows(SqlDomain, WorkflowsDomain):
+    """Workflow run snapshots on a relational backend."""
+
+    def _select(self) -> sa.Select[Any]:
+        return sa.select(*self.db.readable(self.t("workflow_snapshot"), SNAPSHOTS))
+
+    async def _persist(self, run: WorkflowRun, *, keep_created_at: bool) -> None:
+        row = self.db.values(SNAPSHOTS, run.stored())
+        keep = {"workflow_name", "run_id"} | (
+            {"createdAt", "createdAtZ"} if keep_created_at else set()
+        )
+        stmt = self.db.dialect.upsert(
+            self.t("workflow_snapshot"), [row], KEY, [c for c in row if c not in keep]
+        )
+        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+
+    async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
+        tbl = self.t("workflow_snapshot")
+        stmt = self._select().where(tbl.c.run_id == run_id)
+        if workflow_name is not None:
+            stmt = stmt.where(tbl.c.workflow_name == workflow_name)
+        stmt = stmt.order_by(tbl.c.createdAt.desc()).limit(1)
+
+        def read(conn: Connection) -> WorkflowRun | None:
+            row = conn.execute(stmt).mappings().first()
+            return from_row(WorkflowRun, row) if row is not None else None
+
+        return await self.db.run(read)
+
+    async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
+        tbl = self.t("workflow_snapshot")
+        where = []
+        if query.workflow_name is not None:
+            where.append(tbl.c.workflow_name == query.workflow_name)
+        if query.resource_id is not None:
+            where.append(tbl.c.resourceId == query.resource_id)
+        if query.status is not None:
+            where.append(self.db.dialect.json_field(tbl.c.snapshot, "status") == query.status)
+        if query.created is not None:
+            if query.created.start is not None:
+                where.append(tbl.c.createdAt >= query.created.start)
+            if query.created.end is not None:
+                where.append(tbl.c.createdAt <= query.created.end)
+        stmt = self._select().where(*where).order_by(tbl.c.createdAt.desc(), tbl.c.run_id.desc())
+        w = query.window
+        if w.limit is not None:
+            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+        count = sa.select(sa.func.count()).select_from(tbl).where(*where)
+
+        def read(conn: Connection) -> tuple[list[WorkflowRun], int | None]:
+            rows = [from_row(WorkflowRun, r) for r in conn.execute(stmt).mappings()]
+            return rows, conn.execute(count).scalar_one() if query.count else None
+
+        return await self.db.run(read)
+
+    async def _delete_run(self, run_id: str, workflow_name: str) -> None:
+        tbl = self.t("workflow_snapshot")
+        stmt = tbl.delete().where(tbl.c.run_id == run_id, tbl.c.workflow_name == workflow_name)
+        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+
+    async def _update_snapshot(
+        self, workflow_name: str, run_id: str, update: SnapshotUpdate, now: datetime
+    ) -> dict[str, Any] | None:
+        tbl = self.t("workflow_snapshot")
+        select = self._select().where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
+        if self.db.dialect.supports_for_update:
+            select = select.with_for_update()
+
+        def apply(conn: Connection) -> dict[str, Any] | None:
+            row = conn.execute(select).mappings().first()
+            current = from_row(WorkflowRun, row) if row is not None else None
+            snapshot = update(current.snapshot if current is not None else None)
+            if snapshot is None:
+                return None
+            if current is None:
+                run = WorkflowRun.model_construct(
+                    workflow_name=workflow_name,
+                    run_id=run_id,
+                    resource_id=None,
+                    snapshot=snapshot,
+                    created_at=now,
+                    updated_at=now,
+                )
+                conn.execute(tbl.insert().values(self.db.values(SNAPSHOTS, run.stored())))
+            else:
+                conn.execute(
+                    tbl.update()
+                    .where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
+                    .values(snapshot=snapshot, **self.db.timestamp_values(SNAPSHOTS, "updatedAt", now))
+                )
+            return snapshot
+
+        return await self.db.run(apply, write=True)

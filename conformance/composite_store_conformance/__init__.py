@@ -1,0 +1,22 @@
+"""The composite-store conformance suite: hold any backend to the documented behaviour and schema.
+
+A backend author writes one fixture and one-line subclasses::
+
+    import pytest
+    from composite_store import open_store
+    from composite_store_conformance import MemorySuite, WorkflowsSuite
+
+    @pytest.fixture(scope="session")
+    def store_factory(tmp_path_factory):
+        return open_store(f"sqlite:///{tmp_path_factory.mktemp('db') / 'x.db'}")
+
+    class TestMyMemory(MemorySuite): pass
+    class TestMyWorkflows(WorkflowsSuite): pass
+
+The pytest plugin (registered on install) runs the suites' async tests on one session loop.
+"""
+
+from composite_store_conformance.base import Suite
+from composite_store_conformance.suite.test_memory import MemorySuite
+
+__all__ = ["MemorySuite", "Suite"]

@@ -1,0 +1,56 @@
+"""Edge-case tables shared by the suites: pagination edges, date bounds, include windows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["BASE_TIME", "DATE_BOUNDS", "INCLUDE_WINDOWS", "PAGINATION_EDGES", "at"]
+
+#: A fixed instant every suite dates its records from (milliseconds matter, so it has some).
+BASE_TIME = datetime(2024, 5, 17, 9, 30, 0, 123000, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    """``BASE_TIME`` plus ``seconds`` (truncated to whole milliseconds)."""
+    return BASE_TIME + timedelta(milliseconds=round(seconds * 1000))
+
+
+#: (total rows, page, per_page, expected ids by position, expected has_more).
+#: Rows are numbered 0..total-1 in the listing's order.
+PAGINATION_EDGES: list[tuple[int, int, int | bool, list[int], bool]] = [
+    (5, 0, 2, [0, 1], True),
+    (5, 1, 2, [2, 3], True),
+    (5, 2, 2, [4], False),
+    (5, 3, 2, [], False),
+    (4, 1, 2, [2, 3], False),
+    (5, 0, 5, [0, 1, 2, 3, 4], False),
+    (5, 0, 10, [0, 1, 2, 3, 4], False),
+    (5, 0, False, [0, 1, 2, 3, 4], False),
+    (0, 0, 3, [], False),
+    (1, 0, 1, [0], False),
+]
+
+#: (start offset s, end offset s, start_exclusive, end_exclusive, expected message indexes)
+#: over messages 0..4 created at at(0)..at(4).
+DATE_BOUNDS: list[tuple[float | None, float | None, bool, bool, list[int]]] = [
+    (1, 3, False, False, [1, 2, 3]),
+    (1, 3, True, False, [2, 3]),
+    (1, 3, False, True, [1, 2]),
+    (1, 3, True, True, [2]),
+    (None, 2, False, False, [0, 1, 2]),
+    (2, None, False, False, [2, 3, 4]),
+    (2, 2, False, False, [2]),
+    (2, 2, True, False, []),
+    (1.001, 3, False, False, [2, 3]),
+    (10, None, False, False, []),
+]
+
+#: (target index, previous, next, expected indexes) over messages 0..9 of one thread.
+INCLUDE_WINDOWS: list[tuple[int, int, int, list[int]]] = [
+    (5, 2, 2, [3, 4, 5, 6, 7]),
+    (0, 2, 1, [0, 1]),
+    (9, 1, 3, [8, 9]),
+    (4, 0, 0, [4]),
+    (4, 20, 0, [0, 1, 2, 3, 4]),
+    (4, 0, 20, [4, 5, 6, 7, 8, 9]),
+]

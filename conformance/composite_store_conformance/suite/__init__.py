@@ -1,0 +1,1 @@
+"""The behaviour suites, one module per domain."""

@@ -1,0 +1,44 @@
+"""Repository-wide test configuration: the per-backend summary and time spent per backend."""
+
+from __future__ import annotations
+
+import collections
+import os
+from pathlib import Path
+
+import pytest
+
+from backends import RAN, SKIPPED, required
+
+_seconds: collections.Counter[str] = collections.Counter()
+
+
+def _backend_of(nodeid: str) -> str:
+    name = Path(nodeid.split("::", 1)[0]).stem
+    return name.removeprefix("test_") if "/conformance/" in f"/{nodeid}" else "core"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[_backend_of(report.nodeid)] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    tr = terminalreporter
+    tr.section("composite-store backends")
+    for backend, how in sorted(RAN.items()):
+        tr.write_line(f"ran      {backend:<14} {how}")
+    for backend, why in sorted(SKIPPED.items()):
+        tr.write_line(f"skipped  {backend:<14} {why}")
+    missing = sorted(required() - set(RAN))
+    if missing and os.environ.get("COMPOSITE_STORE_REQUIRE_BACKENDS"):
+        tr.write_line(f"REQUIRED BUT NOT RUN: {', '.join(missing)}")
+    tr.write_line("seconds per test module group: " + ", ".join(
+        f"{k}={v:.1f}" for k, v in sorted(_seconds.items())
+    ))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # A required backend whose tests were never collected is a failure too.
+    missing = required() - set(RAN)
+    if missing and exitstatus == 0 and session.testscollected:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
