@@ -80,7 +80,7 @@ class CompositeStore(Store):
         default = routing.default.value if routing.default else None
         return cls(default, domains, use_environment=False, config_file=None, **options)
 
-    # -- resolution ----------------------------------------------------------------------------------
+    # -- resolution ------------------------------------------------------------------------------
 
     def _open(self, url: str, source: str) -> Store:
         if url not in self._opened:
@@ -109,7 +109,9 @@ class CompositeStore(Store):
         if isinstance(value, Store):
             dom = value.get(name)
             if dom is None:
-                self._unrouted[name] = f"{source} routes it to a {value.backend} store, which does not offer it"
+                self._unrouted[name] = (
+                    f"{source} routes it to a {value.backend} store, which does not offer it"
+                )
             return dom
         if isinstance(value, Domain):
             if value.domain != name:
@@ -122,7 +124,7 @@ class CompositeStore(Store):
     def _missing_hint(self, name: str) -> str:
         return self._unrouted.get(name, "nothing provides it")
 
-    # -- lifecycle -------------------------------------------------------------------------------------
+    # -- lifecycle -------------------------------------------------------------------------------
 
     async def close(self) -> None:
         """Close the stores this composite opened from URLs (not those passed in)."""

@@ -16,7 +16,17 @@ from typing import Any
 from composite_store.errors import ValidationError
 from composite_store.schema import DOMAINS
 
-__all__ = ["CONFIG_FILE", "ENV_DEFAULT", "Route", "Routing", "env_var", "from_env", "from_file", "from_mapping", "merge"]
+__all__ = [
+    "CONFIG_FILE",
+    "ENV_DEFAULT",
+    "Route",
+    "Routing",
+    "env_var",
+    "from_env",
+    "from_file",
+    "from_mapping",
+    "merge",
+]
 
 CONFIG_FILE = "composite-store.toml"
 ENV_DEFAULT = "COMPOSITE_STORE_URL"
@@ -60,7 +70,9 @@ def from_mapping(data: Mapping[str, Any], source: str) -> Routing:
     """Read ``{"default": URL, "domains": {domain: URL | false}}``."""
     unknown = set(data) - {"default", "domains"}
     if unknown:
-        raise ValidationError(f"{source}: unknown keys {sorted(unknown)}; expected default, domains")
+        raise ValidationError(
+            f"{source}: unknown keys {sorted(unknown)}; expected default, domains"
+        )
     routing = Routing()
     if data.get("default") is not None:
         routing.default = Route(_url_or_off(data["default"], f"default ({source})"), source)

@@ -18,9 +18,7 @@ def shallow_merge(
     return {**(current or {}), **patch}
 
 
-def merge_message_content(
-    current: Mapping[str, Any], patch: Mapping[str, Any]
-) -> dict[str, Any]:
+def merge_message_content(current: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """Merge a content update: top-level keys replace, ``metadata`` merges one level deep."""
     merged = {**current, **patch}
     if "metadata" in patch and isinstance(current.get("metadata"), Mapping):

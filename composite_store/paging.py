@@ -96,7 +96,5 @@ def order_field(
         stored = allowed[order_by.field]
     except KeyError:
         known = ", ".join(sorted(set(allowed.values())))
-        raise ValidationError(
-            f"cannot order by {order_by.field!r}; allowed: {known}"
-        ) from None
+        raise ValidationError(f"cannot order by {order_by.field!r}; allowed: {known}") from None
     return stored, order_by.direction == "DESC"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import types
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, TypedDict
 
@@ -16,7 +17,14 @@ from composite_store.errors import AdapterNotInstalledError, ValidationError
 from composite_store.store import Store
 from composite_store.urls import scheme_of
 
-__all__ = ["ENTRY_POINT_GROUP", "get_adapter", "known_adapters", "open_store", "register_adapter", "registry"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "get_adapter",
+    "known_adapters",
+    "open_store",
+    "register_adapter",
+    "registry",
+]
 
 ENTRY_POINT_GROUP = "composite_store.adapters"
 
@@ -130,5 +138,6 @@ def open_store(url: str, **options: Any) -> Store:
     Options (pool size, timeouts, ``schema``, ``prefix``, ...) are keywords or URL query
     parameters.
     """
-    cls = get_adapter(scheme_of(url))
-    return cls(url, **options)  # type: ignore[call-arg]
+    # Adapter stores take the URL first; the ``Store`` base itself takes domains.
+    factory: Callable[..., Store] = get_adapter(scheme_of(url))
+    return factory(url, **options)

@@ -119,7 +119,7 @@ class TableSpec:
         return self.primary_key or (self.unique[0] if self.unique else ())
 
 
-T, J, TS, I, BI, F, B = (
+T, J, TS, INT, BI, F, B = (
     ColumnType.TEXT,
     ColumnType.JSON,
     ColumnType.TIMESTAMP,
@@ -139,11 +139,37 @@ def _desc(*names: str) -> tuple[tuple[str, bool], ...]:
 
 
 _SPAN_TEXT = (
-    "entityType entityId entityName parentEntityType parentEntityId parentEntityName "
-    "rootEntityType rootEntityId rootEntityName userId organizationId resourceId runId "
-    "sessionId threadId requestId environment serviceName source"
-).split()
-_SPAN_JSON = "scope metadata tags attributes links input output error requestContext".split()
+    "entityType",
+    "entityId",
+    "entityName",
+    "parentEntityType",
+    "parentEntityId",
+    "parentEntityName",
+    "rootEntityType",
+    "rootEntityId",
+    "rootEntityName",
+    "userId",
+    "organizationId",
+    "resourceId",
+    "runId",
+    "sessionId",
+    "threadId",
+    "requestId",
+    "environment",
+    "serviceName",
+    "source",
+)
+_SPAN_JSON = (
+    "scope",
+    "metadata",
+    "tags",
+    "attributes",
+    "links",
+    "input",
+    "output",
+    "error",
+    "requestContext",
+)
 
 TABLES: tuple[TableSpec, ...] = (
     TableSpec(
@@ -221,7 +247,7 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _c("id", T, True, key=True),
             _c("workflowDefinitionId", T, True, key=True),
-            _c("versionNumber", I, True),
+            _c("versionNumber", INT, True),
             _c("snapshot", J),
             _c("changedFields", J),
             _c("changeMessage", T),
@@ -266,7 +292,9 @@ TABLES: tuple[TableSpec, ...] = (
             _c("updatedAt", TS, True),
         ),
         primary_key=("id",),
-        indexes=(Index("trace_id_span_id_created_at_idx", _desc("traceId", "spanId", "-createdAt")),),
+        indexes=(
+            Index("trace_id_span_id_created_at_idx", _desc("traceId", "spanId", "-createdAt")),
+        ),
     ),
     TableSpec(
         "evals",
@@ -316,7 +344,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("name", T, True),
             _c("traceId", T, True, key=True),
             _c("scope", T, True),
-            _c("kind", I, True),
+            _c("kind", INT, True),
             _c("attributes", J),
             _c("status", J),
             _c("events", J),
@@ -343,7 +371,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("targetIds", J),
             _c("scorerIds", J),
             _c("targetType", T),
-            _c("version", I, True),
+            _c("version", INT, True),
             _c("createdAt", TS),
             _c("updatedAt", TS),
         ),
@@ -355,8 +383,8 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _c("id", T, True, key=True),
             _c("datasetId", T, True, key=True),
-            _c("datasetVersion", I, True),
-            _c("validTo", I),
+            _c("datasetVersion", INT, True),
+            _c("validTo", INT),
             _c("isDeleted", B, True),
             _c("input", J, True),
             _c("groundTruth", J),
@@ -375,7 +403,7 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _c("id", T, True, key=True),
             _c("datasetId", T, True, key=True),
-            _c("version", I, True),
+            _c("version", INT, True),
             _c("createdAt", TS),
         ),
         primary_key=("id",),
@@ -390,14 +418,14 @@ TABLES: tuple[TableSpec, ...] = (
             _c("description", T),
             _c("metadata", J),
             _c("datasetId", T, key=True),
-            _c("datasetVersion", I),
+            _c("datasetVersion", INT),
             _c("targetType", T, True),
             _c("targetId", T, True, key=True),
             _c("status", T, True),
-            _c("totalItems", I, True),
-            _c("succeededCount", I, True),
-            _c("failedCount", I, True),
-            _c("skippedCount", I, True),
+            _c("totalItems", INT, True),
+            _c("succeededCount", INT, True),
+            _c("failedCount", INT, True),
+            _c("skippedCount", INT, True),
             _c("startedAt", TS),
             _c("completedAt", TS),
             _c("createdAt", TS),
@@ -412,14 +440,14 @@ TABLES: tuple[TableSpec, ...] = (
             _c("id", T, True, key=True),
             _c("experimentId", T, True, key=True),
             _c("itemId", T, True, key=True),
-            _c("itemDatasetVersion", I),
+            _c("itemDatasetVersion", INT),
             _c("input", J, True),
             _c("output", J),
             _c("groundTruth", J),
             _c("error", J),
             _c("startedAt", TS, True),
             _c("completedAt", TS, True),
-            _c("retryCount", I, True),
+            _c("retryCount", INT, True),
             _c("traceId", T),
             _c("status", T),
             _c("tags", J),
@@ -459,7 +487,8 @@ def validate_identifier(value: str, *, what: str) -> str:
     """Return ``value`` if it can travel into SQL as a name, else raise ``ValidationError``."""
     if not isinstance(value, str) or not _IDENTIFIER.match(value):
         raise ValidationError(
-            f"invalid {what} {value!r}: use letters, digits and underscores, not starting with a digit"
+            f"invalid {what} {value!r}: use letters, digits and underscores, "
+            "not starting with a digit"
         )
     if len(value) > MAX_IDENTIFIER:
         raise ValidationError(f"invalid {what} {value!r}: longer than {MAX_IDENTIFIER} characters")

@@ -21,9 +21,7 @@ class Include(Record):
 
     id: str = Field(min_length=1)
     thread_id: str | None = stored("thread_id", "threadId", default=None)
-    with_previous_messages: int = stored(
-        "withPreviousMessages", default=0, ge=0
-    )
+    with_previous_messages: int = stored("withPreviousMessages", default=0, ge=0)
     with_next_messages: int = stored("withNextMessages", default=0, ge=0)
 
 

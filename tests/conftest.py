@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from backends import RAN, SKIPPED, required
 
 _seconds: collections.Counter[str] = collections.Counter()
@@ -32,9 +31,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     missing = sorted(required() - set(RAN))
     if missing and os.environ.get("COMPOSITE_STORE_REQUIRE_BACKENDS"):
         tr.write_line(f"REQUIRED BUT NOT RUN: {', '.join(missing)}")
-    tr.write_line("seconds per test module group: " + ", ".join(
-        f"{k}={v:.1f}" for k, v in sorted(_seconds.items())
-    ))
+    tr.write_line(
+        "seconds per test module group: "
+        + ", ".join(f"{k}={v:.1f}" for k, v in sorted(_seconds.items()))
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

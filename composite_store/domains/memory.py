@@ -34,8 +34,12 @@ class _Unset:
 #: "No compare-and-set": distinct from ``None``, which expects no working memory.
 UNSET: Final[Any] = _Unset()
 
-_THREAD_ORDER = {"createdAt": "createdAt", "created_at": "createdAt",
-                 "updatedAt": "updatedAt", "updated_at": "updatedAt"}
+_THREAD_ORDER = {
+    "createdAt": "createdAt",
+    "created_at": "createdAt",
+    "updatedAt": "updatedAt",
+    "updated_at": "updatedAt",
+}
 _MESSAGE_ORDER = {"createdAt": "createdAt", "created_at": "createdAt"}
 
 
@@ -88,7 +92,8 @@ def _date_range(filter: Any) -> DateRange | None:
     value = filter.get("date_range", filter.get("dateRange"))
     if value is None:
         return None
-    return coerce(DateRange, value, what="filter.date_range")
+    parsed: DateRange = coerce(DateRange, value, what="filter.date_range")
+    return parsed
 
 
 def _metadata_filter(value: Any) -> dict[str, Any]:
@@ -97,7 +102,11 @@ def _metadata_filter(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ValidationError("filter.metadata must be a dict of key -> value")
     for key in value:
-        if not isinstance(key, str) or not key or not key.replace("_", "a").replace("-", "a").isalnum():
+        if (
+            not isinstance(key, str)
+            or not key
+            or not key.replace("_", "a").replace("-", "a").isalnum()
+        ):
             raise ValidationError(
                 f"invalid metadata filter key {key!r}: use letters, digits, '_' and '-'"
             )
@@ -113,7 +122,7 @@ class MemoryDomain(Domain):
 
     domain: ClassVar[str] = "memory"
 
-    # -- threads -----------------------------------------------------------------------------------
+    # -- threads ---------------------------------------------------------------------------------
 
     async def get_thread_by_id(
         self, *, thread_id: str, resource_id: str | None = None
@@ -203,7 +212,7 @@ class MemoryDomain(Domain):
         )
         return build_page(rows, w, total)
 
-    # -- messages ----------------------------------------------------------------------------------
+    # -- messages --------------------------------------------------------------------------------
 
     async def list_messages(
         self,
@@ -321,7 +330,7 @@ class MemoryDomain(Domain):
         return result
 
     async def delete_messages(self, *, message_ids: Sequence[str]) -> None:
-        """Delete messages by id and bump ``updatedAt`` of their threads; unknown ids are skipped."""
+        """Delete messages by id and bump ``updatedAt`` of their threads; skip unknown ids."""
         self._check()
         ids = _ids(message_ids, "message_ids")
         if ids:
@@ -386,7 +395,9 @@ class MemoryDomain(Domain):
         thread = Thread(
             id=new_id,
             resource_id=owner,
-            title=title if title is not None else (f"Clone of {source.title}" if source.title else ""),
+            title=title
+            if title is not None
+            else (f"Clone of {source.title}" if source.title else ""),
             metadata={**(dict(metadata) if metadata else {}), "clone": clone_info},
             created_at=now,
             updated_at=now,
@@ -402,7 +413,7 @@ class MemoryDomain(Domain):
             thread = thread.model_copy(update={"updated_at": now})
         return CloneResult(thread=thread, messages=copies, message_id_map=id_map)
 
-    # -- resources ---------------------------------------------------------------------------------
+    # -- resources -------------------------------------------------------------------------------
 
     async def get_resource_by_id(self, *, resource_id: str) -> Resource | None:
         """Return the resource, or None."""
@@ -443,7 +454,7 @@ class MemoryDomain(Domain):
             expected_working_memory=expected_working_memory,
         )
 
-    # -- hooks ---------------------------------------------------------------------------------------
+    # -- hooks -----------------------------------------------------------------------------------
 
     @abstractmethod
     async def _get_thread(self, thread_id: str) -> Thread | None:

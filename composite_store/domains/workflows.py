@@ -184,7 +184,7 @@ class WorkflowsDomain(Domain):
             now_utc(),
         )
 
-    # -- hooks ---------------------------------------------------------------------------------------
+    # -- hooks -----------------------------------------------------------------------------------
 
     @abstractmethod
     async def _persist(self, run: WorkflowRun, *, keep_created_at: bool) -> None:

@@ -57,7 +57,7 @@ class InMemoryDomain(Domain):
         if table not in self.tables:
             raise ValidationError(f"{table!r} is not a table of the {self.domain} domain")
         for record in self.data.table(table).values():
-            stored = record.model_dump(by_alias=True)
+            stored: dict[str, Any] = record.model_dump(by_alias=True)
             if all(stored.get(k) == v for k, v in key.items()):
                 return stored
         return None

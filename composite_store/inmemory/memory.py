@@ -20,9 +20,7 @@ def _in_range(value: Any, rng: DateRange | None) -> bool:
         return True
     if rng.start is not None and (value <= rng.start if rng.start_exclusive else value < rng.start):
         return False
-    if rng.end is not None and (value >= rng.end if rng.end_exclusive else value > rng.end):
-        return False
-    return True
+    return rng.end is None or (value < rng.end if rng.end_exclusive else value <= rng.end)
 
 
 class InMemoryMemory(InMemoryDomain, MemoryDomain):
@@ -61,9 +59,9 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         current = self._threads.get(thread_id)
         if current is None:
             return None
-        if expected_working_memory is not UNSET:
-            if (current.metadata or {}).get("workingMemory") != expected_working_memory:
-                raise ConflictError(f"working memory of thread {thread_id!r} changed since it was read")
+        stored_wm = (current.metadata or {}).get("workingMemory")
+        if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
+            raise ConflictError(f"working memory of thread {thread_id!r} changed since it was read")
         updated = current.model_copy(
             update={
                 "title": title if title is not None else current.title,
@@ -90,7 +88,10 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         found = [t for t in self._threads.values() if matches(t)]
         attr = "created_at" if query.order_field == "createdAt" else "updated_at"
         rows = paginate(
-            found, lambda t: (getattr(t, attr), t.id), descending=query.descending, window=query.window
+            found,
+            lambda t: (getattr(t, attr), t.id),
+            descending=query.descending,
+            window=query.window,
         )
         return [t.model_copy(deep=True) for t in rows], len(found) if query.count else None
 
@@ -121,7 +122,11 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         return [m.model_copy(deep=True) for m in picked]
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
-        return [self._messages[i].model_copy(deep=True) for i in dict.fromkeys(message_ids) if i in self._messages]
+        return [
+            self._messages[i].model_copy(deep=True)
+            for i in dict.fromkeys(message_ids)
+            if i in self._messages
+        ]
 
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         targets = {m.thread_id for m in messages}
@@ -168,11 +173,16 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         current = self._resources.get(resource_id)
         stored_wm = current.working_memory if current else None
         if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
-            raise ConflictError(f"working memory of resource {resource_id!r} changed since it was read")
+            raise ConflictError(
+                f"working memory of resource {resource_id!r} changed since it was read"
+            )
         if current is None:
             updated = Resource.model_construct(
-                id=resource_id, working_memory=working_memory, metadata=metadata,
-                created_at=now, updated_at=now,
+                id=resource_id,
+                working_memory=working_memory,
+                metadata=metadata,
+                created_at=now,
+                updated_at=now,
             )
         else:
             updated = current.model_copy(

@@ -31,7 +31,8 @@ class InMemoryWorkflows(InMemoryDomain, WorkflowsDomain):
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
         found = [
-            r for (name, rid), r in self._runs.items()
+            r
+            for (name, rid), r in self._runs.items()
             if rid == run_id and (workflow_name is None or name == workflow_name)
         ]
         if not found:
@@ -55,7 +56,9 @@ class InMemoryWorkflows(InMemoryDomain, WorkflowsDomain):
             return True
 
         found = [r for r in self._runs.values() if matches(r)]
-        rows = paginate(found, lambda r: (r.created_at, r.run_id), descending=True, window=query.window)
+        rows = paginate(
+            found, lambda r: (r.created_at, r.run_id), descending=True, window=query.window
+        )
         return [r.model_copy(deep=True) for r in rows], len(found) if query.count else None
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
@@ -71,8 +74,12 @@ class InMemoryWorkflows(InMemoryDomain, WorkflowsDomain):
             return None
         if current is None:
             self._runs[key] = WorkflowRun.model_construct(
-                workflow_name=workflow_name, run_id=run_id, resource_id=None,
-                snapshot=copy.deepcopy(snapshot), created_at=now, updated_at=now,
+                workflow_name=workflow_name,
+                run_id=run_id,
+                resource_id=None,
+                snapshot=copy.deepcopy(snapshot),
+                created_at=now,
+                updated_at=now,
             )
         else:
             self._runs[key] = current.model_copy(

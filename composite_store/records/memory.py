@@ -91,9 +91,7 @@ class MessageContent(BaseModel):
             return cls.model_construct(**data)
         if not isinstance(value, str):
             value = text
-        return cls.model_construct(
-            format=2, content=value, parts=[{"type": "text", "text": value}]
-        )
+        return cls.model_construct(format=2, content=value, parts=[{"type": "text", "text": value}])
 
 
 class Message(Record):

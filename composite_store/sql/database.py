@@ -12,7 +12,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from composite_store.errors import BackendUnavailableError, map_errors, redact
-from composite_store.schema import DEFAULT_PREFIX, ColumnType, TableSpec, validate_identifier, validate_prefix
+from composite_store.schema import (
+    DEFAULT_PREFIX,
+    ColumnType,
+    TableSpec,
+    validate_identifier,
+    validate_prefix,
+)
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.tables import render_tables, shadow
 
@@ -59,7 +65,7 @@ class SqlDatabase:
     def table(self, base_name: str) -> sa.Table:
         return self.tables[base_name]
 
-    # -- running operations --------------------------------------------------------------------------
+    # -- running operations ----------------------------------------------------------------------
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool = False) -> T:
         """Run ``fn(connection)`` in one transaction, committed when it returns."""
@@ -94,7 +100,7 @@ class SqlDatabase:
         conn.commit()
         return result
 
-    # -- DDL ---------------------------------------------------------------------------------------------
+    # -- DDL -------------------------------------------------------------------------------------
 
     async def create(self, specs: Iterable[TableSpec]) -> None:
         """Create the tables and indexes of ``specs`` if they do not exist (idempotent)."""
@@ -147,7 +153,7 @@ class SqlDatabase:
             parts.append(f"prefix={self.prefix}")
         return " ".join(parts)
 
-    # -- rows ------------------------------------------------------------------------------------------
+    # -- rows ------------------------------------------------------------------------------------
 
     def values(self, spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:
         """Bind values of one row: documented columns, plus shadow timestamps where the dialect
@@ -174,6 +180,13 @@ def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:
     text = str(exc.orig).lower()
     return any(
         s in text
-        for s in ("could not connect", "connection refused", "server closed", "can't connect",
-                  "lost connection", "connection is closed", "gone away")
+        for s in (
+            "could not connect",
+            "connection refused",
+            "server closed",
+            "can't connect",
+            "lost connection",
+            "connection is closed",
+            "gone away",
+        )
     )

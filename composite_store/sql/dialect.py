@@ -75,12 +75,13 @@ class SqlDialect:
             return self.timestamp_type()
         if kind is ColumnType.TEXT:
             return self.key_text_type() if column.key else sa.Text()
-        return {
+        scalars: dict[ColumnType, TypeEngine[Any]] = {
             ColumnType.INTEGER: sa.Integer(),
             ColumnType.BIGINT: sa.BigInteger(),
             ColumnType.FLOAT: sa.Float(),
             ColumnType.BOOLEAN: sa.Boolean(),
-        }[kind]
+        }
+        return scalars[kind]
 
     def json_type(self) -> TypeEngine[Any]:
         return JsonText()
@@ -117,7 +118,8 @@ class SqlDialect:
 
     def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
         """``column[key] == value`` for a top-level key of a JSON object column."""
-        return self.json_field(column, key) == value
+        equals: ColumnElement[bool] = self.json_field(column, key) == value
+        return equals
 
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"

@@ -32,7 +32,7 @@ def _field_sources(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def from_row(model: type[M], row: Mapping[str, Any], **overrides: Any) -> M:
+def from_row(model: type[M], row: Mapping[Any, Any], **overrides: Any) -> M:
     """Build a record from a trusted stored row without re-validating it."""
     values = {attr: row[src] for attr, src in _field_sources(model) if src in row}
     values.update(overrides)
@@ -111,7 +111,9 @@ class SqlDomain(Domain):
 
         def read(conn: Connection) -> dict[str, Any] | None:
             # Untyped columns: values come back exactly as the driver returns them.
-            untyped = sa.table(tbl.name, *[sa.column(c.name) for c in tbl.columns], schema=tbl.schema)
+            untyped = sa.table(
+                tbl.name, *[sa.column(c.name) for c in tbl.columns], schema=tbl.schema
+            )
             raw = sa.select(untyped)
             for name, value in key.items():
                 raw = raw.where(untyped.c[name] == value)

@@ -181,16 +181,20 @@ class SqlMemory(SqlDomain, MemoryDomain):
         tbl = self.t("messages")
 
         def read(conn: Connection) -> list[Message]:
-            target = conn.execute(
-                self._select("messages").where(tbl.c.id == message_id)
-            ).mappings().first()
+            target = (
+                conn.execute(self._select("messages").where(tbl.c.id == message_id))
+                .mappings()
+                .first()
+            )
             if target is None:
                 return []
             found = [_message(target)]
             at, tid = found[0].created_at, found[0].thread_id
             same = tbl.c.thread_id == tid
             if before:
-                earlier = sa.or_(tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < message_id))
+                earlier = sa.or_(
+                    tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < message_id)
+                )
                 stmt = (
                     self._select("messages")
                     .where(same, earlier)
@@ -199,7 +203,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 )
                 found.extend(_message(r) for r in conn.execute(stmt).mappings())
             if after:
-                later = sa.or_(tbl.c.createdAt > at, sa.and_(tbl.c.createdAt == at, tbl.c.id > message_id))
+                later = sa.or_(
+                    tbl.c.createdAt > at, sa.and_(tbl.c.createdAt == at, tbl.c.id > message_id)
+                )
                 stmt = (
                     self._select("messages")
                     .where(same, later)
@@ -229,7 +235,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def save(conn: Connection) -> None:
             existing = set(
-                conn.execute(sa.select(threads.c.id).where(threads.c.id.in_(sorted(targets)))).scalars()
+                conn.execute(
+                    sa.select(threads.c.id).where(threads.c.id.in_(sorted(targets)))
+                ).scalars()
             )
             missing = targets - existing
             if missing:
@@ -250,7 +258,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def delete(conn: Connection) -> None:
             touched = set(
-                conn.execute(sa.select(tbl.c.thread_id).where(tbl.c.id.in_(ids)).distinct()).scalars()
+                conn.execute(
+                    sa.select(tbl.c.thread_id).where(tbl.c.id.in_(ids)).distinct()
+                ).scalars()
             )
             conn.execute(tbl.delete().where(tbl.c.id.in_(ids)))
             self._touch_threads(conn, touched, now)
@@ -259,7 +269,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     # -- resources -------------------------------------------------------------------------------
 
-    def _resource_row(self, conn: Connection, resource_id: str, *, lock: bool = False) -> Resource | None:
+    def _resource_row(
+        self, conn: Connection, resource_id: str, *, lock: bool = False
+    ) -> Resource | None:
         stmt = self._select("resources").where(self.t("resources").c.id == resource_id)
         row = conn.execute(self._locked(stmt) if lock else stmt).mappings().first()
         return from_row(Resource, row) if row is not None else None
@@ -269,7 +281,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     async def _save_resource(self, resource: Resource) -> None:
         row = self.db.values(RESOURCES, resource.stored())
-        stmt = self.db.dialect.upsert(self.t("resources"), [row], ["id"], [c for c in row if c != "id"])
+        stmt = self.db.dialect.upsert(
+            self.t("resources"), [row], ["id"], [c for c in row if c != "id"]
+        )
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _update_resource(

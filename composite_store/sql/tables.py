@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from composite_store.schema import TABLES, ColumnType, TableSpec
@@ -19,7 +21,7 @@ def render_table(
     metadata: sa.MetaData, spec: TableSpec, dialect: SqlDialect, prefix: str, schema: str | None
 ) -> sa.Table:
     name = spec.name(prefix)
-    columns: list[sa.SchemaItem] = []
+    columns: list[Any] = []
     for col in spec.columns:
         columns.append(
             sa.Column(

@@ -76,8 +76,9 @@ class IsoTimestamp(TypeDecorator[datetime]):
         if value is None:
             return None
         if isinstance(value, datetime):
-            return value if value.tzinfo else value.replace(tzinfo=UTC)
-        return parse_iso(value)
+            moment: datetime = value
+            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return parse_iso(str(value))
 
 
 class UtcTimestamp(TypeDecorator[datetime]):
@@ -98,4 +99,5 @@ class UtcTimestamp(TypeDecorator[datetime]):
             return None
         if isinstance(value, str):
             return parse_iso(value)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        moment: datetime = value
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

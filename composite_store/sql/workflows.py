@@ -107,7 +107,9 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
                 conn.execute(
                     tbl.update()
                     .where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
-                    .values(snapshot=snapshot, **self.db.timestamp_values(SNAPSHOTS, "updatedAt", now))
+                    .values(
+                        snapshot=snapshot, **self.db.timestamp_values(SNAPSHOTS, "updatedAt", now)
+                    )
                 )
             return snapshot
 

@@ -18,5 +18,6 @@ The pytest plugin (registered on install) runs the suites' async tests on one se
 
 from composite_store_conformance.base import Suite
 from composite_store_conformance.suite.test_memory import MemorySuite
+from composite_store_conformance.suite.test_workflows import WorkflowsSuite
 
-__all__ = ["MemorySuite", "Suite"]
+__all__ = ["MemorySuite", "Suite", "WorkflowsSuite"]

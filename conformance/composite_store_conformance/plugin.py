@@ -7,6 +7,7 @@ enough. A backend supplies one fixture, ``store_factory``; see ``composite_store
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -70,10 +71,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if found is None:
         return
     for store in config.stash.get(_STORES_KEY, {}).values():
-        try:
+        # Closing at exit must not hide the test results.
+        with contextlib.suppress(Exception):
             found.run(store.close())
-        except Exception:  # noqa: BLE001 - closing at exit must not hide test results
-            pass
     found.close()
 
 

@@ -5,14 +5,18 @@ import pytest
 from backends import ran
 from composite_store import open_store
 from composite_store.store import Store
-from composite_store_conformance.suite.test_memory import MemorySuite
+from composite_store_conformance import MemorySuite, WorkflowsSuite
 
 
 @pytest.fixture(scope="session")
 def store_factory() -> Store:
-    ran('memory', 'in-process')
+    ran("inmemory", "in-process")
     return open_store("memory://")
 
 
 class TestInMemoryMemory(MemorySuite):
+    pass
+
+
+class TestInMemoryWorkflows(WorkflowsSuite):
     pass

@@ -112,7 +112,9 @@ class MemorySuite(Suite):
 
     async def test_update_thread_merges_metadata_and_bumps_updated_at(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread(metadata={"a": 1, "b": {"x": 1}}))
-        updated = await store.memory.update_thread(id="t1", title="new", metadata={"b": {"y": 2}, "c": 3})
+        updated = await store.memory.update_thread(
+            id="t1", title="new", metadata={"b": {"y": 2}, "c": 3}
+        )
         assert updated.title == "new"
         assert updated.metadata == {"a": 1, "b": {"y": 2}, "c": 3}
         assert updated.updated_at > at(0)
@@ -135,7 +137,10 @@ class MemorySuite(Suite):
         await store.memory.delete_thread(thread_id="t1")
         assert await store.memory.get_thread_by_id(thread_id="t1") is None
         assert await store.memory.list_messages_by_id(message_ids=["m00", "m01"]) == []
-        assert ids(await store.memory.list_messages_by_id(message_ids=["o00", "o01"])) == ["o00", "o01"]
+        assert ids(await store.memory.list_messages_by_id(message_ids=["o00", "o01"])) == [
+            "o00",
+            "o01",
+        ]
         await store.memory.delete_thread(thread_id="t1")  # a second delete is a no-op
 
     async def test_list_threads_by_resource_newest_first(self, store: Store) -> None:
@@ -144,13 +149,23 @@ class MemorySuite(Suite):
         await store.memory.save_thread(thread=thread("other", "u2", created_at=at(9)))
         page = await store.memory.list_threads(filter={"resource_id": "u1"})
         assert ids(page.items) == ["t3", "t2", "t1", "t0"]
-        assert page.total == 4 and page.has_more is False and page.page == 0 and page.per_page == 100
+        assert (
+            page.total == 4 and page.has_more is False and page.page == 0 and page.per_page == 100
+        )
         page = await store.memory.list_threads(filter={"resourceId": "u2"})
         assert ids(page.items) == ["other"]
 
-    @pytest.mark.parametrize(("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES)
+    @pytest.mark.parametrize(
+        ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
+    )
     async def test_list_threads_pagination_edges(
-        self, store: Store, total: int, page: int, per_page: int | bool, expected: list[int], has_more: bool
+        self,
+        store: Store,
+        total: int,
+        page: int,
+        per_page: int | bool,
+        expected: list[int],
+        has_more: bool,
     ) -> None:
         for i in range(total):
             await store.memory.save_thread(thread=thread(f"t{i}", created_at=at(i)))
@@ -162,7 +177,9 @@ class MemorySuite(Suite):
         assert result.has_more is has_more
         assert result.per_page == per_page
 
-    async def test_list_threads_ties_break_by_id_and_pages_never_overlap(self, store: Store) -> None:
+    async def test_list_threads_ties_break_by_id_and_pages_never_overlap(
+        self, store: Store
+    ) -> None:
         for i in range(7):
             await store.memory.save_thread(thread=thread(f"t{i}", created_at=at(0)))
         seen: list[str] = []
@@ -174,11 +191,15 @@ class MemorySuite(Suite):
     @pytest.mark.requires("sort_threads")
     async def test_list_threads_order_by_updated_at(self, store: Store) -> None:
         for i in range(3):
-            await store.memory.save_thread(thread=thread(f"t{i}", created_at=at(i), updated_at=at(10 - i)))
+            await store.memory.save_thread(
+                thread=thread(f"t{i}", created_at=at(i), updated_at=at(10 - i))
+            )
         for field in ("updatedAt", "updated_at"):
             page = await store.memory.list_threads(order_by={"field": field, "direction": "DESC"})
             assert ids(page.items) == ["t0", "t1", "t2"]
-        page = await store.memory.list_threads(order_by=OrderBy(field="created_at", direction="ASC"))
+        page = await store.memory.list_threads(
+            order_by=OrderBy(field="created_at", direction="ASC")
+        )
         assert ids(page.items) == ["t0", "t1", "t2"]
 
     @pytest.mark.requires("metadata_filters")
@@ -217,7 +238,9 @@ class MemorySuite(Suite):
         await seed(store, 5)
         page = await store.memory.list_messages(thread_id="t1", per_page=2, include_total=False)
         assert page.total is None and page.has_more is True and ids(page.items) == ["m00", "m01"]
-        page = await store.memory.list_messages(thread_id="t1", page=2, per_page=2, include_total=False)
+        page = await store.memory.list_messages(
+            thread_id="t1", page=2, per_page=2, include_total=False
+        )
         assert page.has_more is False and ids(page.items) == ["m04"]
         threads = await store.memory.list_threads(include_total=False)
         assert threads.total is None and ids(threads.items) == ["t1"]
@@ -230,7 +253,13 @@ class MemorySuite(Suite):
             "m1",
             content={
                 "format": 2,
-                "parts": [{"type": "text", "text": "héllo 👋 世界"}, {"type": "tool-invocation", "toolInvocation": {"state": "result", "args": {"q": 1}}}],
+                "parts": [
+                    {"type": "text", "text": "héllo 👋 世界"},
+                    {
+                        "type": "tool-invocation",
+                        "toolInvocation": {"state": "result", "args": {"q": 1}},
+                    },
+                ],
                 "metadata": {"source": "test"},
                 "toolInvocations": [{"toolName": "x"}],
             },
@@ -248,7 +277,15 @@ class MemorySuite(Suite):
     async def test_message_content_accepts_a_plain_string(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread())
         await store.memory.save_messages(
-            messages=[{"id": "m", "threadId": "t1", "role": "user", "content": "plain", "createdAt": at(0)}]
+            messages=[
+                {
+                    "id": "m",
+                    "threadId": "t1",
+                    "role": "user",
+                    "content": "plain",
+                    "createdAt": at(0),
+                }
+            ]
         )
         [got] = await store.memory.list_messages_by_id(message_ids=["m"])
         assert got.content.parts == [{"type": "text", "text": "plain"}]
@@ -313,9 +350,17 @@ class MemorySuite(Suite):
         )
         assert ids(page.items) == ["m04", "m03"] and page.has_more
 
-    @pytest.mark.parametrize(("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES)
+    @pytest.mark.parametrize(
+        ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
+    )
     async def test_list_messages_pagination_edges(
-        self, store: Store, total: int, page: int, per_page: int | bool, expected: list[int], has_more: bool
+        self,
+        store: Store,
+        total: int,
+        page: int,
+        per_page: int | bool,
+        expected: list[int],
+        has_more: bool,
     ) -> None:
         await store.memory.save_thread(thread=thread())
         await seed(store, total)
@@ -325,10 +370,14 @@ class MemorySuite(Suite):
 
     async def test_list_messages_ties_break_by_id(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(messages=[message(f"m{i}", seconds=0) for i in (3, 1, 2, 0)])
+        await store.memory.save_messages(
+            messages=[message(f"m{i}", seconds=0) for i in (3, 1, 2, 0)]
+        )
         asc = await store.memory.list_messages(thread_id="t1")
         assert ids(asc.items) == ["m0", "m1", "m2", "m3"]
-        desc = await store.memory.list_messages(thread_id="t1", order_by={"field": "createdAt", "direction": "DESC"})
+        desc = await store.memory.list_messages(
+            thread_id="t1", order_by={"field": "createdAt", "direction": "DESC"}
+        )
         assert ids(desc.items) == ["m3", "m2", "m1", "m0"]
         pages = [
             ids((await store.memory.list_messages(thread_id="t1", page=p, per_page=1)).items)[0]
@@ -353,7 +402,13 @@ class MemorySuite(Suite):
 
     @pytest.mark.parametrize(("start", "end", "start_ex", "end_ex", "expected"), DATE_BOUNDS)
     async def test_list_messages_date_bounds(
-        self, store: Store, start: float | None, end: float | None, start_ex: bool, end_ex: bool, expected: list[int]
+        self,
+        store: Store,
+        start: float | None,
+        end: float | None,
+        start_ex: bool,
+        end_ex: bool,
+        expected: list[int],
     ) -> None:
         await seed(store, 5)
         date_range = {
@@ -372,19 +427,31 @@ class MemorySuite(Suite):
         start = at(1).astimezone(plus2).isoformat()
         end = at(3).astimezone(timezone(timedelta(hours=-5)))
         page = await store.memory.list_messages(
-            thread_id="t1", filter={"date_range": {"start": start, "end": end, "end_exclusive": True}}
+            thread_id="t1",
+            filter={"date_range": {"start": start, "end": end, "end_exclusive": True}},
         )
         assert ids(page.items) == ["m01", "m02"]
 
-    async def test_exclusive_bound_from_a_truncated_copy_excludes_the_row(self, store: Store) -> None:
+    async def test_exclusive_bound_from_a_truncated_copy_excludes_the_row(
+        self, store: Store
+    ) -> None:
         await store.memory.save_thread(thread=thread())
         precise = at(0) + timedelta(microseconds=456789)
         [saved] = await store.memory.save_messages(
-            messages=[{"id": "m", "thread_id": "t1", "role": "user", "content": "x", "created_at": precise}]
+            messages=[
+                {
+                    "id": "m",
+                    "thread_id": "t1",
+                    "role": "user",
+                    "content": "x",
+                    "created_at": precise,
+                }
+            ]
         )
         assert saved.created_at.microsecond % 1000 == 0
         page = await store.memory.list_messages(
-            thread_id="t1", filter={"date_range": {"start": saved.created_at, "start_exclusive": True}}
+            thread_id="t1",
+            filter={"date_range": {"start": saved.created_at, "start_exclusive": True}},
         )
         assert page.items == []
         page = await store.memory.list_messages(
@@ -397,7 +464,9 @@ class MemorySuite(Suite):
         tokyo = timezone(timedelta(hours=9))
         local = datetime(2024, 3, 10, 23, 59, 59, 999999, tzinfo=tokyo)
         await store.memory.save_messages(
-            messages=[{"id": "m", "thread_id": "t1", "role": "user", "content": "x", "created_at": local}]
+            messages=[
+                {"id": "m", "thread_id": "t1", "role": "user", "content": "x", "created_at": local}
+            ]
         )
         [got] = await store.memory.list_messages_by_id(message_ids=["m"])
         assert got.created_at == local.replace(microsecond=999000)
@@ -411,9 +480,13 @@ class MemorySuite(Suite):
         await seed(store, 3, "other", prefix="o")
         page = await store.memory.list_messages(
             thread_id="other",
-            include=[Include(id=f"m{target:02d}", with_previous_messages=prev, with_next_messages=nxt)],
+            include=[
+                Include(id=f"m{target:02d}", with_previous_messages=prev, with_next_messages=nxt)
+            ],
         )
-        assert ids(page.items) == sorted(["o00", "o01", "o02"] + [f"m{i:02d}" for i in expected], key=lambda i: (int(i[1:]), i))
+        assert ids(page.items) == sorted(
+            ["o00", "o01", "o02"] + [f"m{i:02d}" for i in expected], key=lambda i: (int(i[1:]), i)
+        )
         assert page.total == 3
 
     async def test_include_merges_deduplicated_in_requested_order(self, store: Store) -> None:
@@ -422,7 +495,10 @@ class MemorySuite(Suite):
             thread_id="t1",
             per_page=2,
             order_by={"field": "createdAt", "direction": "DESC"},
-            include=[{"id": "m08", "withPreviousMessages": 1, "withNextMessages": 1}, {"id": "m02"}],
+            include=[
+                {"id": "m08", "withPreviousMessages": 1, "withNextMessages": 1},
+                {"id": "m02"},
+            ],
         )
         assert ids(page.items) == ["m09", "m08", "m07", "m02"]
         assert page.total == 10
@@ -436,10 +512,14 @@ class MemorySuite(Suite):
 
     async def test_include_of_missing_message_adds_nothing(self, store: Store) -> None:
         await seed(store, 2)
-        page = await store.memory.list_messages(thread_id="t1", include=[{"id": "ghost", "withPreviousMessages": 3}])
+        page = await store.memory.list_messages(
+            thread_id="t1", include=[{"id": "ghost", "withPreviousMessages": 3}]
+        )
         assert ids(page.items) == ["m00", "m01"]
 
-    async def test_list_messages_by_id_is_chronological_and_skips_unknown(self, store: Store) -> None:
+    async def test_list_messages_by_id_is_chronological_and_skips_unknown(
+        self, store: Store
+    ) -> None:
         await seed(store, 4)
         got = await store.memory.list_messages_by_id(message_ids=["m03", "ghost", "m00", "m02"])
         assert ids(got) == ["m00", "m02", "m03"]
@@ -448,7 +528,16 @@ class MemorySuite(Suite):
     async def test_update_messages_merges_content_and_metadata(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread())
         await store.memory.save_messages(
-            messages=[message("m", content={"format": 2, "parts": [{"type": "text", "text": "a"}], "metadata": {"x": 1, "y": 2}})]
+            messages=[
+                message(
+                    "m",
+                    content={
+                        "format": 2,
+                        "parts": [{"type": "text", "text": "a"}],
+                        "metadata": {"x": 1, "y": 2},
+                    },
+                )
+            ]
         )
         [updated] = await store.memory.update_messages(
             messages=[{"id": "m", "content": {"metadata": {"y": 3, "z": 4}, "content": "summary"}}]
@@ -462,7 +551,9 @@ class MemorySuite(Suite):
     async def test_update_messages_can_move_and_change_role(self, store: Store) -> None:
         await seed(store, 2)
         await store.memory.save_thread(thread=thread("t2", updated_at=at(0)))
-        [updated] = await store.memory.update_messages(messages=[{"id": "m00", "threadId": "t2", "role": "assistant"}])
+        [updated] = await store.memory.update_messages(
+            messages=[{"id": "m00", "threadId": "t2", "role": "assistant"}]
+        )
         assert updated.thread_id == "t2" and updated.role == "assistant"
         assert ids((await store.memory.list_messages(thread_id="t2")).items) == ["m00"]
         t2 = await store.memory.get_thread_by_id(thread_id="t2")
@@ -471,7 +562,9 @@ class MemorySuite(Suite):
     async def test_update_missing_message_raises_and_writes_nothing(self, store: Store) -> None:
         await seed(store, 1)
         with pytest.raises(NotFoundError):
-            await store.memory.update_messages(messages=[{"id": "m00", "role": "assistant"}, {"id": "ghost", "role": "user"}])
+            await store.memory.update_messages(
+                messages=[{"id": "m00", "role": "assistant"}, {"id": "ghost", "role": "user"}]
+            )
         [got] = await store.memory.list_messages_by_id(message_ids=["m00"])
         assert got.role == "user"
 
@@ -484,34 +577,68 @@ class MemorySuite(Suite):
         assert got is not None and got.updated_at > at(0)
 
     async def test_large_and_unicode_payloads(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread(title="ünïcødé 🚀 标题", metadata={"deep": _nested(12), "emoji": "🙂" * 100}))
+        await store.memory.save_thread(
+            thread=thread(
+                title="ünïcødé 🚀 标题", metadata={"deep": _nested(12), "emoji": "🙂" * 100}
+            )
+        )
         big = "x" * 200_000 + "🚀"
-        await store.memory.save_messages(messages=[message("big", content={"format": 2, "parts": [{"type": "text", "text": big}]})])
+        await store.memory.save_messages(
+            messages=[
+                message("big", content={"format": 2, "parts": [{"type": "text", "text": big}]})
+            ]
+        )
         [got] = await store.memory.list_messages_by_id(message_ids=["big"])
         assert got.content.parts[0]["text"] == big
         t = await store.memory.get_thread_by_id(thread_id="t1")
-        assert t is not None and t.title == "ünïcødé 🚀 标题" and t.metadata == {"deep": _nested(12), "emoji": "🙂" * 100}
+        assert (
+            t is not None
+            and t.title == "ünïcødé 🚀 标题"
+            and t.metadata == {"deep": _nested(12), "emoji": "🙂" * 100}
+        )
 
     # -- clone -----------------------------------------------------------------------------------
 
     async def test_clone_thread_copies_messages_with_new_ids(self, store: Store) -> None:
         await seed(store, 4)
-        result = await store.memory.clone_thread(source_thread_id="t1", new_thread_id="c1", title="copy")
-        assert result.thread.id == "c1" and result.thread.title == "copy" and result.thread.resource_id == "u1"
-        assert result.thread.metadata is not None and result.thread.metadata["clone"]["sourceThreadId"] == "t1"
-        assert len(result.messages) == 4 and set(result.message_id_map) == {"m00", "m01", "m02", "m03"}
+        result = await store.memory.clone_thread(
+            source_thread_id="t1", new_thread_id="c1", title="copy"
+        )
+        assert (
+            result.thread.id == "c1"
+            and result.thread.title == "copy"
+            and result.thread.resource_id == "u1"
+        )
+        assert (
+            result.thread.metadata is not None
+            and result.thread.metadata["clone"]["sourceThreadId"] == "t1"
+        )
+        assert len(result.messages) == 4 and set(result.message_id_map) == {
+            "m00",
+            "m01",
+            "m02",
+            "m03",
+        }
         stored = await store.memory.list_messages(thread_id="c1")
         assert ids(stored.items) == [result.message_id_map[f"m0{i}"] for i in range(4)]
-        assert [m.content for m in stored.items] == [m.content for m in (await store.memory.list_messages(thread_id="t1")).items]
+        assert [m.content for m in stored.items] == [
+            m.content for m in (await store.memory.list_messages(thread_id="t1")).items
+        ]
         assert (await store.memory.list_messages(thread_id="t1")).total == 4
 
     async def test_clone_thread_limit_and_filter(self, store: Store) -> None:
         await seed(store, 5)
-        last2 = await store.memory.clone_thread(source_thread_id="t1", message_limit=2, resource_id="u9")
+        last2 = await store.memory.clone_thread(
+            source_thread_id="t1", message_limit=2, resource_id="u9"
+        )
         assert set(last2.message_id_map) == {"m03", "m04"} and last2.thread.resource_id == "u9"
-        picked = await store.memory.clone_thread(source_thread_id="t1", message_filter={"message_ids": ["m01", "m03"]})
+        picked = await store.memory.clone_thread(
+            source_thread_id="t1", message_filter={"message_ids": ["m01", "m03"]}
+        )
         assert set(picked.message_id_map) == {"m01", "m03"}
-        dated = await store.memory.clone_thread(source_thread_id="t1", message_filter={"start_date": at(2), "end_date": at(3)})
+        dated = await store.memory.clone_thread(
+            source_thread_id="t1", message_filter={"start_date": at(2), "end_date": at(3)}
+        )
         assert set(dated.message_id_map) == {"m02", "m03"}
 
     async def test_clone_thread_errors(self, store: Store) -> None:
@@ -525,19 +652,35 @@ class MemorySuite(Suite):
 
     async def test_resource_round_trip_and_upsert(self, store: Store) -> None:
         assert await store.memory.get_resource_by_id(resource_id="u1") is None
-        saved = await store.memory.save_resource(resource={"id": "u1", "workingMemory": "# me", "metadata": {"a": 1}})
+        saved = await store.memory.save_resource(
+            resource={"id": "u1", "workingMemory": "# me", "metadata": {"a": 1}}
+        )
         assert await store.memory.get_resource_by_id(resource_id="u1") == saved
         await store.memory.save_resource(resource={"id": "u1", "workingMemory": "# again"})
         got = await store.memory.get_resource_by_id(resource_id="u1")
         assert got is not None and got.working_memory == "# again" and got.metadata is None
 
     async def test_update_resource_creates_when_missing(self, store: Store) -> None:
-        created = await store.memory.update_resource(resource_id="new", working_memory="wm", metadata={"a": 1})
-        assert created.id == "new" and created.working_memory == "wm" and created.metadata == {"a": 1}
+        created = await store.memory.update_resource(
+            resource_id="new", working_memory="wm", metadata={"a": 1}
+        )
+        assert (
+            created.id == "new" and created.working_memory == "wm" and created.metadata == {"a": 1}
+        )
         assert await store.memory.get_resource_by_id(resource_id="new") == created
 
-    async def test_update_resource_merges_metadata_and_keeps_working_memory(self, store: Store) -> None:
-        await store.memory.save_resource(resource={"id": "u1", "workingMemory": "keep", "metadata": {"a": 1, "b": 2}, "createdAt": at(0), "updatedAt": at(0)})
+    async def test_update_resource_merges_metadata_and_keeps_working_memory(
+        self, store: Store
+    ) -> None:
+        await store.memory.save_resource(
+            resource={
+                "id": "u1",
+                "workingMemory": "keep",
+                "metadata": {"a": 1, "b": 2},
+                "createdAt": at(0),
+                "updatedAt": at(0),
+            }
+        )
         updated = await store.memory.update_resource(resource_id="u1", metadata={"b": 3})
         assert updated.working_memory == "keep" and updated.metadata == {"a": 1, "b": 3}
         assert updated.updated_at > at(0) and updated.created_at == at(0)
@@ -553,21 +696,33 @@ class MemorySuite(Suite):
 
     @pytest.mark.requires("compare_and_set")
     async def test_compare_and_set_on_resource(self, store: Store) -> None:
-        await store.memory.update_resource(resource_id="u1", working_memory="v1", expected_working_memory=None)
+        await store.memory.update_resource(
+            resource_id="u1", working_memory="v1", expected_working_memory=None
+        )
         with pytest.raises(ConflictError):
-            await store.memory.update_resource(resource_id="u1", working_memory="v2", expected_working_memory="stale")
-        updated = await store.memory.update_resource(resource_id="u1", working_memory="v2", expected_working_memory="v1")
+            await store.memory.update_resource(
+                resource_id="u1", working_memory="v2", expected_working_memory="stale"
+            )
+        updated = await store.memory.update_resource(
+            resource_id="u1", working_memory="v2", expected_working_memory="v1"
+        )
         assert updated.working_memory == "v2"
         with pytest.raises(ConflictError):
-            await store.memory.update_resource(resource_id="fresh", working_memory="x", expected_working_memory="y")
+            await store.memory.update_resource(
+                resource_id="fresh", working_memory="x", expected_working_memory="y"
+            )
         assert await store.memory.get_resource_by_id(resource_id="fresh") is None
 
     @pytest.mark.requires("compare_and_set")
     async def test_compare_and_set_on_thread(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread())
-        await store.memory.update_thread(id="t1", metadata={"workingMemory": "v1"}, expected_working_memory=None)
+        await store.memory.update_thread(
+            id="t1", metadata={"workingMemory": "v1"}, expected_working_memory=None
+        )
         with pytest.raises(ConflictError):
-            await store.memory.update_thread(id="t1", metadata={"workingMemory": "v2"}, expected_working_memory="v0")
+            await store.memory.update_thread(
+                id="t1", metadata={"workingMemory": "v2"}, expected_working_memory="v0"
+            )
         got = await store.memory.get_thread_by_id(thread_id="t1")
         assert got is not None and got.metadata == {"workingMemory": "v1"}
 
@@ -582,7 +737,9 @@ class MemorySuite(Suite):
                 text = current.working_memory or ""
                 try:
                     await store.memory.update_resource(
-                        resource_id="u1", working_memory=text + item + ";", expected_working_memory=text
+                        resource_id="u1",
+                        working_memory=text + item + ";",
+                        expected_working_memory=text,
                     )
                     return
                 except ConflictError:
@@ -591,20 +748,31 @@ class MemorySuite(Suite):
         await asyncio.gather(*(append(f"i{n}") for n in range(12)))
         got = await store.memory.get_resource_by_id(resource_id="u1")
         assert got is not None
-        assert sorted(filter(None, (got.working_memory or "").split(";"))) == sorted(f"i{n}" for n in range(12))
+        assert sorted(filter(None, (got.working_memory or "").split(";"))) == sorted(
+            f"i{n}" for n in range(12)
+        )
 
     async def test_resources_are_isolated(self, store: Store) -> None:
         await store.memory.update_resource(resource_id="u1", working_memory="one")
         await store.memory.update_resource(resource_id="u2", working_memory="two")
         a = await store.memory.get_resource_by_id(resource_id="u1")
         b = await store.memory.get_resource_by_id(resource_id="u2")
-        assert a is not None and b is not None and (a.working_memory, b.working_memory) == ("one", "two")
+        assert (
+            a is not None
+            and b is not None
+            and (a.working_memory, b.working_memory) == ("one", "two")
+        )
 
     @pytest.mark.requires("atomic_batches")
     async def test_concurrent_saves_to_one_thread_lose_nothing(self, store: Store) -> None:
         await store.memory.save_thread(thread=thread())
         await asyncio.gather(
-            *(store.memory.save_messages(messages=[message(f"c{w}-{i}", seconds=w * 10 + i) for i in range(5)]) for w in range(8))
+            *(
+                store.memory.save_messages(
+                    messages=[message(f"c{w}-{i}", seconds=w * 10 + i) for i in range(5)]
+                )
+                for w in range(8)
+            )
         )
         page = await store.memory.list_messages(thread_id="t1", per_page=False)
         assert page.total == 40 and len(page.items) == 40
