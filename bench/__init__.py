@@ -1,0 +1,1 @@
+"""Benchmarks: composite-store against the raw driver on the same engine, in one run."""

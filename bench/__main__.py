@@ -1,0 +1,237 @@
+"""``python -m bench``: run the workloads on every available backend, library vs raw driver.
+
+    uv run python -m bench                 # full sizes, 7 interleaved repetitions
+    uv run python -m bench --quick         # small sizes, 2 repetitions (CI runs this)
+    uv run python -m bench --backend sqlite --reps 9 --markdown docs/bench-sqlite.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import shutil
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import workloads as w
+from bench.backends import BACKENDS, Backend, scratch_dir
+from bench.targets.base import Target
+from bench.targets.library import LibraryTarget
+
+#: workload -> (kind, description): kind "batch" or "point" picks the target row.
+WORKLOADS: dict[str, tuple[str, str]] = {
+    "W1": ("batch", "write threads x messages, batches of 10"),
+    "W2": ("point", "newest 20 messages of a random thread"),
+    "W2i": ("point", "W2 + 2-before/2-after include window"),
+    "W2c": ("point", "W2 from 16 concurrent tasks"),
+    "W3": ("point", "page through 1000 threads, 50 a page"),
+    "W4 write": ("point", "working-memory update (~1 KB)"),
+    "W4 read": ("point", "working-memory read"),
+    "W5 save": ("batch", "workflow snapshot save (~5 KB)"),
+    "W5 load": ("point", "workflow snapshot load"),
+    "W6 write": ("batch", "trace of 10 spans written as one batch"),
+    "W6 read": ("point", "trace read back whole"),
+}
+
+
+@dataclass
+class Samples:
+    """Per repetition: ops/s; pooled: latencies."""
+
+    rates: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+    def add(self, lat: list[float], wall: float | None = None) -> None:
+        if not lat:
+            return
+        self.rates.append(len(lat) / (wall if wall is not None else sum(lat)))
+        self.latencies.extend(lat)
+
+
+Results = dict[tuple[str, str], Samples]
+
+
+async def run_once(t: Target, s: w.Sizes, results: Results, seed: int) -> None:
+    def put(name: str, lat: list[float], wall: float | None = None) -> None:
+        results.setdefault((name, t.kind), Samples()).add(lat, wall)
+
+    await t.reset()
+    put("W1", await w.w1_write(t, s))
+    put("W2", await w.w2_newest(t, s, random.Random(seed)))
+    put("W2i", await w.w2i_window(t, s, random.Random(seed + 1)))
+    start = time.perf_counter()
+    lat = await w.w2c_concurrent(t, s, random.Random(seed + 2))
+    put("W2c", lat, time.perf_counter() - start)
+    put("W3", await w.w3_pages(t, s))
+    writes, reads = await w.w4_working_memory(t, s)
+    put("W4 write", writes)
+    put("W4 read", reads)
+    saves, loads = await w.w5_snapshots(t, s)
+    put("W5 save", saves)
+    put("W5 load", loads)
+    if t.supports_spans:
+        try:
+            writes, reads = await w.w6_traces(t, s)
+        except NotImplementedError:
+            pass
+        else:
+            put("W6 write", writes)
+            put("W6 read", reads)
+    await t.reset()
+    long_lat, short_lat = await w.w2l_long_thread(t, s, random.Random(seed + 3))
+    put("W2L long", long_lat)
+    put("W2L short", short_lat)
+
+
+async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> Results:
+    scratch = scratch_dir()
+    try:
+        contenders = backend.make(scratch)
+        if contenders.raw_schema_url:
+            schema = LibraryTarget(contenders.raw_schema_url)
+            await schema.open()
+            await schema.close()
+        await contenders.library.open()
+        await contenders.raw.open()
+        results: Results = {}
+        try:
+            for rep in range(reps):
+                order = [contenders.library, contenders.raw]
+                if rep % 2:
+                    order.reverse()
+                for target in order:
+                    await run_once(target, s, results, seed=rep)
+        finally:
+            await contenders.library.close()
+            await contenders.raw.close()
+        return results
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summarize(backend: Backend, results: Results) -> list[dict[str, Any]]:
+    rows = []
+    names = [n for n in WORKLOADS if (n, "library") in results and (n, "raw") in results]
+    for name in names:
+        lib, raw = results[(name, "library")], results[(name, "raw")]
+        lib_rate, raw_rate = statistics.median(lib.rates), statistics.median(raw.rates)
+        kind = WORKLOADS[name][0]
+        target = backend.targets[0] if kind == "batch" else backend.targets[1]
+        ratio = lib_rate / raw_rate
+        rows.append(
+            {
+                "backend": backend.name,
+                "workload": name,
+                "kind": kind,
+                "library_ops_s": lib_rate,
+                "raw_ops_s": raw_rate,
+                "library_spread": (max(lib.rates) - min(lib.rates)) / lib_rate,
+                "raw_spread": (max(raw.rates) - min(raw.rates)) / raw_rate,
+                "library_p50_ms": pct(lib.latencies, 0.5) * 1000,
+                "library_p95_ms": pct(lib.latencies, 0.95) * 1000,
+                "raw_p50_ms": pct(raw.latencies, 0.5) * 1000,
+                "raw_p95_ms": pct(raw.latencies, 0.95) * 1000,
+                "ratio": ratio,
+                "target": target,
+                "meets": ratio >= target,
+            }
+        )
+    for kind in ("library", "raw"):
+        long_, short = results.get(("W2L long", kind)), results.get(("W2L short", kind))
+        if long_ and short:
+            ratio = statistics.median(long_.rates) / statistics.median(short.rates)
+            rows.append(
+                {
+                    "backend": backend.name,
+                    "workload": f"W2L ({kind})",
+                    "kind": "long/short",
+                    "library_ops_s": statistics.median(long_.rates),
+                    "raw_ops_s": statistics.median(short.rates),
+                    "ratio": ratio,
+                    "target": 0.9,
+                    "meets": ratio >= 0.9,
+                }
+            )
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    out = [
+        "| backend | workload | library ops/s | raw ops/s | ratio | target | "
+        "lib p50 / p95 ms | raw p50 / p95 ms | spread lib / raw |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r["kind"] == "long/short":
+            out.append(
+                f"| {r['backend']} | {r['workload']} | long {r['library_ops_s']:.0f} | "
+                f"short {r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= 0.9 "
+                f"{'ok' if r['meets'] else 'MISSED'} | | | |"
+            )
+            continue
+        out.append(
+            f"| {r['backend']} | {r['workload']} | {r['library_ops_s']:.0f} | "
+            f"{r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= {r['target']} "
+            f"{'ok' if r['meets'] else 'MISSED'} | "
+            f"{r['library_p50_ms']:.2f} / {r['library_p95_ms']:.2f} | "
+            f"{r['raw_p50_ms']:.2f} / {r['raw_p95_ms']:.2f} | "
+            f"{r['library_spread']:.0%} / {r['raw_spread']:.0%} |"
+        )
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", action="append", choices=sorted(BACKENDS),
+                        help="backend(s) to run; default: every available one")
+    parser.add_argument("--quick", action="store_true", help="small sizes, 2 repetitions")
+    parser.add_argument("--reps", type=int, help="interleaved repetitions (default 7; quick 2)")
+    parser.add_argument("--json", help="write the rows as JSON to this file")
+    parser.add_argument("--markdown", help="write the table as Markdown to this file")
+    args = parser.parse_args(argv)
+    sizes = w.QUICK if args.quick else w.FULL
+    reps = args.reps or (2 if args.quick else 7)
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    for name in args.backend or sorted(BACKENDS):
+        backend = BACKENDS[name]
+        started = time.perf_counter()
+        try:
+            results = asyncio.run(bench_backend(backend, sizes, reps))
+        except (ConnectionError, OSError, ImportError) as exc:
+            skipped[name] = f"{type(exc).__name__}: {exc}"
+            print(f"# {name}: skipped ({skipped[name]})", file=sys.stderr)
+            continue
+        rows.extend(summarize(backend, results))
+        print(f"# {name}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    table = markdown(rows)
+    print(table)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak memory of the process: {peak:.0f} MiB; repetitions: {reps}; "
+          f"sizes: {'quick' if args.quick else 'full'}")
+    for name, why in skipped.items():
+        print(f"skipped {name}: {why}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"rows": rows, "skipped": skipped, "peak_mib": peak}, fh, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
