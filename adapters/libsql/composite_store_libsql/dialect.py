@@ -1,0 +1,65 @@
+"""``LibsqlDialect``: SQLite's hooks on the libSQL engine, plus remote URLs and JSONB reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+from urllib.parse import parse_qsl, urlsplit
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.sql.elements import ColumnElement
+
+from composite_store.errors import ValidationError
+from composite_store.schema import Column, ColumnType
+from composite_store.sql.sqlite import SqliteDialect
+
+__all__ = ["LibsqlDialect", "split_url"]
+
+
+def split_url(url: str) -> tuple[str | None, str | None, str]:
+    """Return (local path, remote URL, auth token) of a ``libsql://`` URL.
+
+    ``libsql:///path`` (three slashes) is an embedded file; ``libsql://host[:port]`` a server.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "libsql":
+        raise ValidationError(f"not a libsql URL: {parts.scheme}://...")
+    query = dict(parse_qsl(parts.query))
+    token = query.pop("authToken", query.pop("auth_token", ""))
+    if parts.netloc:
+        return None, f"libsql://{parts.netloc}{parts.path}", token
+    if not parts.path:
+        raise ValidationError("libsql URL names no file: use libsql:///path/to/agent.db")
+    return parts.path, None, token
+
+
+class LibsqlDialect(SqliteDialect):
+    """SQLite's statements on the libSQL engine (SQLite 3.45, so JSONB is readable)."""
+
+    name: ClassVar[str] = "libsql"
+
+    def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine:
+        import composite_store_libsql.sa_dialect  # noqa: F401 - registers sqlite+libsql
+        from composite_store_libsql import dbapi
+
+        sa.dialects.registry.register(
+            "sqlite.libsql", "composite_store_libsql.sa_dialect", "SQLiteDialect_libsql"
+        )
+        path, remote, token = split_url(url)
+        if remote is None:
+            return super().create_engine(f"sqlite+libsql:///{path}", options)
+
+        def connect() -> Any:
+            return dbapi.connect(remote, auth_token=token, check_same_thread=False)
+
+        # Remote servers manage their own journal; only the local pragmas are skipped.
+        return sa.create_engine("sqlite+libsql://", creator=connect, **options)
+
+    def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
+        # Mastra writes JSON columns as SQLite's binary JSONB; json() turns either form into
+        # text, which the column type then decodes.
+        if column.type is ColumnType.JSON:
+            col = table.c[column.name]
+            return sa.func.json(col, type_=col.type).label(column.name)
+        return table.c[column.name]
