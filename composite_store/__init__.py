@@ -9,7 +9,13 @@
 
 from composite_store.composite import CompositeStore, DomainSource
 from composite_store.domains.base import Capabilities, Domain
+from composite_store.domains.datasets import DatasetsDomain
+from composite_store.domains.experiments import ExperimentsDomain
 from composite_store.domains.memory import MemoryDomain
+from composite_store.domains.observability import ObservabilityDomain
+from composite_store.domains.observability_filters import OtelSpanFilter, TraceFilter
+from composite_store.domains.scores import ScoresDomain
+from composite_store.domains.workflow_definitions import WorkflowDefinitionsDomain
 from composite_store.domains.workflows import WorkflowsDomain
 from composite_store.errors import (
     AdapterNotInstalledError,
@@ -22,6 +28,8 @@ from composite_store.errors import (
     UnsupportedOperationError,
     ValidationError,
 )
+from composite_store.records.datasets import Dataset, DatasetItem, DatasetItemInput, DatasetVersion
+from composite_store.records.experiments import Experiment, ExperimentResult, ReviewSummary
 from composite_store.records.memory import (
     CloneResult,
     Message,
@@ -29,6 +37,18 @@ from composite_store.records.memory import (
     MessageUpdate,
     Resource,
     Thread,
+)
+from composite_store.records.observability import (
+    OtelSpan,
+    Span,
+    SpanUpdate,
+    Trace,
+    TraceStatus,
+)
+from composite_store.records.scores import EvalRecord, Score
+from composite_store.records.workflow_definitions import (
+    WorkflowDefinition,
+    WorkflowDefinitionVersion,
 )
 from composite_store.records.workflows import WorkflowRun
 from composite_store.registry import open_store, register_adapter
@@ -47,25 +67,48 @@ __all__ = [
     "CompositeStore",
     "CompositeStoreError",
     "ConflictError",
+    "Dataset",
+    "DatasetItem",
+    "DatasetItemInput",
+    "DatasetVersion",
+    "DatasetsDomain",
     "DateRange",
     "Domain",
     "DomainNotConfiguredError",
     "DomainSource",
+    "EvalRecord",
+    "Experiment",
+    "ExperimentResult",
+    "ExperimentsDomain",
     "Include",
     "MemoryDomain",
     "Message",
     "MessageContent",
     "MessageUpdate",
     "NotFoundError",
+    "ObservabilityDomain",
     "OrderBy",
+    "OtelSpan",
+    "OtelSpanFilter",
     "Page",
     "Pagination",
     "Resource",
+    "ReviewSummary",
     "SchemaMismatchError",
+    "Score",
+    "ScoresDomain",
+    "Span",
+    "SpanUpdate",
     "Store",
     "Thread",
+    "Trace",
+    "TraceFilter",
+    "TraceStatus",
     "UnsupportedOperationError",
     "ValidationError",
+    "WorkflowDefinition",
+    "WorkflowDefinitionVersion",
+    "WorkflowDefinitionsDomain",
     "WorkflowRun",
     "WorkflowsDomain",
     "__version__",

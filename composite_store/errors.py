@@ -80,7 +80,7 @@ def map_errors(mapping: Mapping[type[BaseException], type[CompositeStoreError]])
         yield
     except CompositeStoreError:
         raise
-    except tuple(mapping) as exc:  # type: ignore[misc]
+    except tuple(mapping) as exc:
         for source, target in mapping.items():
             if isinstance(exc, source):
                 raise target(redact(str(exc))) from exc

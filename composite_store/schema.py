@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from composite_store.errors import ValidationError
@@ -17,15 +17,19 @@ __all__ = [
     "DEFAULT_PREFIX",
     "DOMAINS",
     "SCHEMA_VERSION",
+    "SHADOW_TIMESTAMPS",
     "TABLES",
+    "VARIANTS",
     "Column",
     "ColumnType",
     "Index",
     "TableSpec",
+    "shadow_name",
     "table",
     "tables_for",
     "validate_identifier",
     "validate_prefix",
+    "variant_columns",
 ]
 
 DEFAULT_PREFIX = "mastra_"
@@ -306,7 +310,8 @@ TABLES: tuple[TableSpec, ...] = (
             _c("agent_name", T, True, key=True),
             _c("metric_name", T, True),
             _c("instructions", T, True),
-            _c("test_info", J, True),
+            # Nullable as in Mastra's TABLE_SCHEMAS: live (non-test) evals store NULL here.
+            _c("test_info", J),
             _c("global_run_id", T, True),
             _c("run_id", T, True, key=True),
             _c("created_at", TS, True),
@@ -475,6 +480,35 @@ def tables_for(domain: str) -> tuple[TableSpec, ...]:
 
 def iter_tables() -> Iterator[TableSpec]:
     return iter(TABLES)
+
+
+# -- physical variants (DESIGN.md section 9) ---------------------------------------------------
+
+#: Mastra's PostgreSQL layout: every timestamp column ``c`` has a shadow ``"cZ" TIMESTAMPTZ``.
+SHADOW_TIMESTAMPS = "shadow_timestamps"
+#: The physical variants a backend may declare; the schema checks accept the extra columns they
+#: add and nothing else.
+VARIANTS: tuple[str, ...] = (SHADOW_TIMESTAMPS,)
+
+
+def shadow_name(column: str) -> str:
+    """The shadow timestamp column of ``column``: ``createdAt`` -> ``createdAtZ``."""
+    return f"{column}Z"
+
+
+def variant_columns(spec: TableSpec, variants: Iterable[str]) -> dict[str, Column]:
+    """The extra physical columns ``variants`` add to ``spec``: name -> documented column."""
+    extra: dict[str, Column] = {}
+    for variant in variants:
+        if variant not in VARIANTS:
+            raise ValidationError(
+                f"unknown schema variant {variant!r}; known: {', '.join(VARIANTS)}"
+            )
+        if variant == SHADOW_TIMESTAMPS:
+            for col in spec.columns:
+                if col.type is ColumnType.TIMESTAMP:
+                    extra[shadow_name(col.name)] = col
+    return extra
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

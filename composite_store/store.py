@@ -11,7 +11,12 @@ from composite_store.errors import DomainNotConfiguredError, ValidationError
 from composite_store.schema import DOMAINS
 
 if TYPE_CHECKING:
+    from composite_store.domains.datasets import DatasetsDomain
+    from composite_store.domains.experiments import ExperimentsDomain
     from composite_store.domains.memory import MemoryDomain
+    from composite_store.domains.observability import ObservabilityDomain
+    from composite_store.domains.scores import ScoresDomain
+    from composite_store.domains.workflow_definitions import WorkflowDefinitionsDomain
     from composite_store.domains.workflows import WorkflowsDomain
 
 __all__ = ["Store"]
@@ -38,7 +43,7 @@ class Store:
         self._domains: dict[str, Domain] = {k: domains[k] for k in DOMAINS if k in domains}
         self._description = description
 
-    # -- domains ------------------------------------------------------------------------------------
+    # -- domains -----------------------------------------------------------------------------------
 
     def get(self, name: str) -> Domain | None:
         """Return the domain ``name``, or None when this store does not offer it."""
@@ -77,6 +82,41 @@ class Store:
 
         return self._require("workflows", WorkflowsDomain)
 
+    @property
+    def scores(self) -> ScoresDomain:
+        """Scorer results and eval results."""
+        from composite_store.domains.scores import ScoresDomain
+
+        return self._require("scores", ScoresDomain)
+
+    @property
+    def observability(self) -> ObservabilityDomain:
+        """AI spans and traces, and OpenTelemetry spans."""
+        from composite_store.domains.observability import ObservabilityDomain
+
+        return self._require("observability", ObservabilityDomain)
+
+    @property
+    def workflow_definitions(self) -> WorkflowDefinitionsDomain:
+        """Workflow definitions and their numbered versions (beta)."""
+        from composite_store.domains.workflow_definitions import WorkflowDefinitionsDomain
+
+        return self._require("workflow_definitions", WorkflowDefinitionsDomain)
+
+    @property
+    def datasets(self) -> DatasetsDomain:
+        """Datasets, their versioned items and their version log."""
+        from composite_store.domains.datasets import DatasetsDomain
+
+        return self._require("datasets", DatasetsDomain)
+
+    @property
+    def experiments(self) -> ExperimentsDomain:
+        """Experiments and their per-item results."""
+        from composite_store.domains.experiments import ExperimentsDomain
+
+        return self._require("experiments", ExperimentsDomain)
+
     def __getattr__(self, name: str) -> Any:
         # Domains whose contracts live in their own modules (scores, observability, ...).
         if name in DOMAINS:
@@ -88,7 +128,7 @@ class Store:
             return found
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # -- lifecycle ----------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
 
     async def init(self) -> None:
         """Initialize every domain, one after the other (DDL is never run concurrently)."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from composite_store.errors import CompositeStoreError, UnsupportedOperationError
+from composite_store.schema import ColumnType
 
 __all__ = ["Capabilities", "Domain", "PhysicalColumn", "PhysicalIndex", "PhysicalTable"]
 
@@ -48,30 +49,56 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class PhysicalColumn:
-    """A column (or field) as the backend created it, in documented-type terms."""
+    """A column (or field) as the backend created it.
+
+    ``type`` is the physical type as the backend reports it (``TEXT``, ``JSONB``,
+    ``TIMESTAMP WITHOUT TIME ZONE``); ``holds`` is the set of documented types that physical
+    type can hold on this backend (on SQLite ``TEXT`` holds text, JSON and timestamps), which is
+    what the schema checks compare.
+    """
 
     name: str
     type: str
     nullable: bool
+    holds: frozenset[ColumnType]
 
 
 @dataclass(frozen=True)
 class PhysicalIndex:
-    """An index or unique constraint as the backend created it."""
+    """An index or unique constraint as the backend created it.
+
+    ``descending`` gives each column's direction, or is None when the backend does not report
+    directions.
+    """
 
     name: str
     columns: tuple[str, ...]
     unique: bool
+    descending: tuple[bool, ...] | None = None
 
 
 @dataclass(frozen=True)
 class PhysicalTable:
-    """A table (collection, key space) as the backend created it."""
+    """A table (collection, key space) as the backend created it.
 
+    ``table`` is the documented table it stores (base name, e.g. ``threads``), ``name`` its
+    physical name (prefix and schema included). ``variants`` names the physical variants of
+    the documented schema the table uses (``schema.VARIANTS``, e.g. PostgreSQL's shadow
+    timestamp columns); they are the only extra columns the schema checks accept.
+    ``has_indexes`` is False for a store that scans instead of indexing (the in-memory store).
+    """
+
+    table: str
     name: str
     columns: tuple[PhysicalColumn, ...]
     primary_key: tuple[str, ...]
     indexes: tuple[PhysicalIndex, ...] = field(default=())
+    variants: frozenset[str] = field(default=frozenset())
+    has_indexes: bool = True
+
+    def column(self, name: str) -> PhysicalColumn | None:
+        """The column called ``name``, or None."""
+        return next((c for c in self.columns if c.name == name), None)
 
 
 class Domain(ABC):
@@ -129,9 +156,11 @@ class Domain(ABC):
     # -- schema hooks (the conformance suite's raw view) ---------------------------------------
 
     async def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections this domain physically created.
+        """Describe the tables/collections of this domain as they physically exist.
 
-        Bypasses the domain's own code paths, so the suite can hold it to the documented schema.
+        Reads the backend's catalog (never the domain's own table definitions), so the
+        conformance suite can hold what was really created to the documented schema. A table
+        that does not exist is absent from the list. Call after ``init()``.
         """
         raise UnsupportedOperationError(f"{type(self).__name__} cannot describe its schema")
 

@@ -9,7 +9,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from composite_store.domains.base import Domain
-from composite_store.errors import ConflictError, NotFoundError, ValidationError
+from composite_store.errors import (
+    ConflictError,
+    NotFoundError,
+    UnsupportedOperationError,
+    ValidationError,
+)
 from composite_store.merge import merge_message_content
 from composite_store.paging import Window, build_page, order_field, window
 from composite_store.records.base import coerce, now_utc
@@ -189,7 +194,9 @@ class MemoryDomain(Domain):
         """List threads, newest first by default.
 
         ``filter`` may hold ``resource_id`` (or ``resourceId``) and ``metadata`` (key/value
-        pairs, all of which must match).
+        pairs, all of which must match). Raises ``UnsupportedOperationError`` for a metadata
+        filter where ``capabilities.metadata_filters`` is off, and for an order other than
+        ``createdAt DESC`` where ``capabilities.sort_threads`` is off.
         """
         self._check()
         filter = dict(filter or {})
@@ -204,6 +211,17 @@ class MemoryDomain(Domain):
             allowed=_THREAD_ORDER,
             default=("createdAt", "DESC"),
         )
+        if metadata and not self.capabilities.metadata_filters:
+            raise UnsupportedOperationError(
+                f"{self.backend} cannot filter threads by metadata (capability "
+                "metadata_filters is off); filter by resource_id, or route the memory domain "
+                "to a backend that has it"
+            )
+        if (field, descending) != ("createdAt", True) and not self.capabilities.sort_threads:
+            raise UnsupportedOperationError(
+                f"{self.backend} lists threads by createdAt DESC only (capability sort_threads "
+                f"is off), not by {field} {'DESC' if descending else 'ASC'}"
+            )
         w = window(page, per_page, default=100)
         if w.empty:
             return build_page([], w, 0)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from composite_store.domains.base import Capabilities, Domain
-from composite_store.errors import ValidationError
+from composite_store.domains.base import Capabilities, Domain, PhysicalTable
+from composite_store.errors import UnsupportedOperationError, ValidationError
+from composite_store.inmemory.physical import Layout, describe_layout
 from composite_store.paging import Window
 
 __all__ = ["InMemoryData", "InMemoryDomain", "paginate"]
@@ -43,6 +44,8 @@ class InMemoryDomain(Domain):
         span_attribute_filters=True,
     )
     tables: ClassVar[tuple[str, ...]] = ()
+    #: Table -> the record model it holds and its dictionary key (see ``describe_physical``).
+    layouts: ClassVar[Mapping[str, Layout]] = {}
 
     def __init__(self, *, data: InMemoryData | None = None) -> None:
         super().__init__()
@@ -50,6 +53,17 @@ class InMemoryDomain(Domain):
 
     def describe(self) -> str:
         return "memory (in-process)"
+
+    async def describe_physical(self) -> list[PhysicalTable]:
+        # docstring inherited
+        self._check()
+        missing = [t for t in self.tables if t not in self.layouts]
+        if missing:
+            raise UnsupportedOperationError(
+                f"{type(self).__name__} cannot describe {missing}: add them to its `layouts` "
+                "(table -> Layout(record model, key fields))"
+            )
+        return [describe_layout(t, self.layouts[t]) for t in self.tables if t in self.data.tables]
 
     async def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited

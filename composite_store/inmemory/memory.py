@@ -8,6 +8,7 @@ from typing import Any
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
+from composite_store.inmemory.physical import Layout
 from composite_store.merge import shallow_merge
 from composite_store.records.memory import Message, Resource, Thread
 from composite_store.types import DateRange
@@ -27,6 +28,11 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
     """Threads, messages and resources in dictionaries."""
 
     tables = ("threads", "messages", "resources")
+    layouts = {
+        "threads": Layout(Thread, ("id",)),
+        "messages": Layout(Message, ("id",)),
+        "resources": Layout(Resource, ("id",)),
+    }
 
     @property
     def _threads(self) -> dict[str, Thread]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
 from composite_store.inmemory.base import InMemoryDomain, paginate
+from composite_store.inmemory.physical import Layout
 from composite_store.records.workflows import WorkflowRun
 
 __all__ = ["InMemoryWorkflows"]
@@ -17,6 +18,7 @@ class InMemoryWorkflows(InMemoryDomain, WorkflowsDomain):
     """Workflow snapshots in a dictionary keyed by (workflow_name, run_id)."""
 
     tables = ("workflow_snapshot",)
+    layouts = {"workflow_snapshot": Layout(WorkflowRun, ("workflow_name", "run_id"))}
 
     @property
     def _runs(self) -> dict[tuple[str, str], WorkflowRun]:

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from composite_store.errors import BackendUnavailableError, map_errors, redact
+from composite_store.errors import (
+    BackendUnavailableError,
+    CompositeStoreError,
+    ValidationError,
+    map_errors,
+    redact,
+)
 from composite_store.schema import (
     DEFAULT_PREFIX,
     ColumnType,
@@ -21,6 +27,7 @@ from composite_store.schema import (
 )
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.tables import render_tables, shadow
+from composite_store.urls import split_options
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -50,6 +57,13 @@ class SqlDatabase:
         if (url is None) == (engine is None):
             raise TypeError("pass exactly one of url= or engine=")
         self.dialect = dialect
+        if url is not None:
+            # Standalone domains get their URL unsplit (stores split it before): take the
+            # composite-store options out so the driver never sees them.
+            url, query = split_options(url, ("prefix", "schema"))
+            prefix = query.get("prefix", prefix)
+            schema = query.get("schema", schema)
+        schema = schema or dialect.default_schema
         self.prefix = validate_prefix(prefix)
         self.schema = validate_identifier(schema, what="schema name") if schema else None
         self.owns_engine = engine is None
@@ -84,6 +98,19 @@ class SqlDatabase:
                 if exc.connection_invalidated or _is_connect_error(exc):
                     raise BackendUnavailableError(redact(str(exc.orig))) from exc
                 raise
+            except sa.exc.StatementError as exc:
+                # A column type refused a value while binding it (PostgreSQL's JSON check):
+                # SQLAlchemy wraps whatever a bind processor raises; ours must surface as is.
+                if isinstance(exc.orig, CompositeStoreError):
+                    raise exc.orig from None
+                raise
+            except UnicodeEncodeError as exc:
+                # The driver encodes text to UTF-8 while binding; the transaction rolled back.
+                bad = exc.object[exc.start : exc.end]
+                raise ValidationError(
+                    f"a text value cannot be stored as UTF-8: {bad!r} ({exc.reason}); "
+                    "remove unpaired surrogates (\\ud800-\\udfff) from it"
+                ) from exc
 
     def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
         assert isinstance(self.engine, Engine)

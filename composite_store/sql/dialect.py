@@ -6,24 +6,34 @@ it calls these hooks. A backend package subclasses ``SqlDialect`` and overrides 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
 from composite_store.domains.base import Capabilities
-from composite_store.errors import CompositeStoreError
+from composite_store.errors import CompositeStoreError, ValidationError
 from composite_store.schema import Column, ColumnType
 from composite_store.sql.types import JsonText
+from composite_store.urls import split_options
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["SqlDialect"]
+__all__ = ["POOL_OPTIONS", "SqlDialect"]
+
+#: Connection-pool settings a server URL may carry as query parameters, with their parsers.
+POOL_OPTIONS: Mapping[str, Callable[[str], Any]] = {
+    "max_overflow": int,
+    "pool_recycle": int,
+    "pool_size": int,
+    "pool_timeout": float,
+}
 
 
 class SqlDialect:
@@ -38,6 +48,8 @@ class SqlDialect:
     #: ``SELECT ... FOR UPDATE`` locks rows for read-modify-writes (else the write transaction
     #: itself must be exclusive, as SQLite's ``BEGIN IMMEDIATE`` is).
     supports_for_update: ClassVar[bool] = False
+    #: The schema tables live in when none is given (PostgreSQL writes ``public`` out).
+    default_schema: ClassVar[str | None] = None
     #: What every domain on this backend guarantees.
     capabilities: ClassVar[Capabilities] = Capabilities(
         atomic_batches=True,
@@ -58,6 +70,27 @@ class SqlDialect:
         """Create the engine for ``url`` (no I/O happens here)."""
         return sa.create_engine(url, **options)
 
+    def engine_options(
+        self, url: str, options: Mapping[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """Split pool settings given as URL query parameters (``?pool_size=10``) off ``url``
+        and merge them under the keyword ``options`` (keywords win).
+
+        Server backends call this in ``create_engine``: the driver would reject them as
+        connection parameters.
+        """
+        url, query = split_options(url, POOL_OPTIONS)
+        parsed: dict[str, Any] = {}
+        for key, raw in query.items():
+            try:
+                parsed[key] = POOL_OPTIONS[key](raw)
+            except ValueError:
+                raise ValidationError(
+                    f"invalid URL option {key}={raw!r}: expected a number"
+                ) from None
+        parsed.update(options)
+        return url, parsed
+
     def begin(self, conn: Connection, *, write: bool) -> None:
         """Start the operation's transaction; the default lets SQLAlchemy autobegin."""
 
@@ -74,7 +107,7 @@ class SqlDialect:
         if kind is ColumnType.TIMESTAMP:
             return self.timestamp_type()
         if kind is ColumnType.TEXT:
-            return self.key_text_type() if column.key else sa.Text()
+            return self.key_text_type() if column.key else self.text_type()
         scalars: dict[ColumnType, TypeEngine[Any]] = {
             ColumnType.INTEGER: sa.Integer(),
             ColumnType.BIGINT: sa.BigInteger(),
@@ -91,6 +124,10 @@ class SqlDialect:
 
     def shadow_timestamp_type(self) -> TypeEngine[Any]:
         return sa.DateTime(timezone=True)
+
+    def text_type(self) -> TypeEngine[Any]:
+        """Unbounded text (messages, prompts, working memory)."""
+        return sa.Text()
 
     def key_text_type(self) -> TypeEngine[Any]:
         """Text that can sit in a key or index (MySQL and Oracle need a bounded VARCHAR)."""
@@ -121,5 +158,57 @@ class SqlDialect:
         equals: ColumnElement[bool] = self.json_field(column, key) == value
         return equals
 
+    def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
+        """Whether the JSON array in ``column`` holds the string ``value`` (span tags).
+
+        The default reads the array with SQLite's ``json_each``; PostgreSQL would use ``@>``,
+        MySQL ``JSON_CONTAINS``.
+        """
+        elements = sa.func.json_each(column).table_valued("value")
+        return sa.exists(sa.select(1).select_from(elements).where(elements.c.value == value))
+
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"
+
+    # -- introspection (the conformance suite's physical view) -----------------------------------
+
+    def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:
+        """The documented types a reflected column type can hold: the schema checks' notion of
+        "compatible".
+
+        Written independently of :meth:`column_type` (which creates the tables), so a wrong
+        mapping there shows up as a mismatch here. The default reads SQLAlchemy's generic
+        type classes; a backend overrides it where its types hold more (SQLite's ``TEXT``
+        holds JSON and timestamps) or reflect as something else (MariaDB's ``JSON`` is a
+        ``LONGTEXT``).
+        """
+        if isinstance(physical, sa.Boolean):
+            return frozenset({ColumnType.BOOLEAN})
+        if isinstance(physical, sa.BigInteger):
+            return frozenset({ColumnType.INTEGER, ColumnType.BIGINT})
+        if isinstance(physical, sa.Integer):
+            return frozenset({ColumnType.INTEGER})
+        if isinstance(physical, (sa.Float, sa.Numeric)):
+            return frozenset({ColumnType.FLOAT})
+        if isinstance(physical, sa.DateTime):
+            return frozenset({ColumnType.TIMESTAMP})
+        if isinstance(physical, sa.JSON):
+            return frozenset({ColumnType.JSON})
+        if isinstance(physical, sa.String):  # sa.Text and CLOB included
+            return frozenset({ColumnType.TEXT})
+        return frozenset()
+
+    def index_directions(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> tuple[bool, ...] | None:
+        """Each column's direction (True: descending) of a reflected index, or None when the
+        backend does not report directions.
+
+        The default reads SQLAlchemy's ``column_sorting``. Where reflection reports it only
+        for indexes that have a descending column (PostgreSQL), override this to read its
+        absence as "all ascending".
+        """
+        sorting = index.get("column_sorting")
+        if sorting is None:
+            return None
+        return tuple("desc" in sorting.get(name or "", ()) for name in index["column_names"])

@@ -10,11 +10,12 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 
-from composite_store.domains.base import Domain
+from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.introspect import describe_physical
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -99,6 +100,11 @@ class SqlDomain(Domain):
 
     def describe(self) -> str:
         return f"{self.backend} {self.db.describe()}"
+
+    async def describe_physical(self) -> list[PhysicalTable]:
+        # docstring inherited
+        self._check()
+        return await describe_physical(self.db, self.specs)
 
     async def read_raw(self, table_name: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited

@@ -15,17 +15,34 @@ from typing import Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
 from composite_store.errors import CompositeStoreError, ConflictError
+from composite_store.schema import ColumnType
+from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.experiments import SqlExperiments
 from composite_store.sql.memory import SqlMemory
+from composite_store.sql.observability import SqlObservability
+from composite_store.sql.scores import SqlScores
 from composite_store.sql.store import SqlStore
 from composite_store.sql.types import IsoTimestamp
+from composite_store.sql.workflow_definitions import SqlWorkflowDefinitions
 from composite_store.sql.workflows import SqlWorkflows
 
-__all__ = ["SqliteDialect", "SqliteMemory", "SqliteStore", "SqliteWorkflows"]
+__all__ = [
+    "SqliteDatasets",
+    "SqliteDialect",
+    "SqliteExperiments",
+    "SqliteMemory",
+    "SqliteObservability",
+    "SqliteScores",
+    "SqliteStore",
+    "SqliteWorkflowDefinitions",
+    "SqliteWorkflows",
+]
 
 #: Milliseconds a writer waits for another process's lock before failing.
 BUSY_TIMEOUT_MS = 5000
@@ -80,6 +97,32 @@ class SqliteDialect(SqlDialect):
             index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
         )
 
+    def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:
+        # SQLite stores by type affinity, and Mastra keeps JSON and ISO-8601 timestamps in
+        # TEXT, 64-bit integers and booleans in INTEGER. DATETIME holds nothing documented:
+        # its values would not sort against Mastra's timestamp text.
+        if isinstance(physical, sa.Boolean):
+            return frozenset({ColumnType.BOOLEAN})
+        if isinstance(physical, sa.Integer):
+            return frozenset({ColumnType.INTEGER, ColumnType.BIGINT, ColumnType.BOOLEAN})
+        if isinstance(physical, sa.String):
+            return frozenset({ColumnType.TEXT, ColumnType.JSON, ColumnType.TIMESTAMP})
+        if isinstance(physical, sa.DateTime):
+            return frozenset()
+        return super().documented_types(physical)
+
+    def index_directions(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> tuple[bool, ...] | None:
+        # SQLAlchemy does not reflect index directions on SQLite; PRAGMA index_xinfo does.
+        if not index["name"]:
+            return None
+        quote = conn.dialect.identifier_preparer.quote
+        where = f"{quote(schema)}." if schema else ""
+        rows = conn.exec_driver_sql(f"PRAGMA {where}index_xinfo({quote(index['name'])})")
+        # Columns: seqno, cid, name, desc, coll, key; key=0 rows are the implicit rowid.
+        return tuple(bool(row[3]) for row in rows if row[5])
+
 
 class SqliteMemory(SqlMemory):
     """Threads, messages and resources in a SQLite file."""
@@ -93,8 +136,46 @@ class SqliteWorkflows(SqlWorkflows):
     dialect_cls = SqliteDialect
 
 
+class SqliteScores(SqlScores):
+    """Scorer and eval results in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteObservability(SqlObservability):
+    """AI spans and OpenTelemetry spans in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteDatasets(SqlDatasets):
+    """Datasets, versioned items and the version log in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteExperiments(SqlExperiments):
+    """Experiments and their results in a SQLite file."""
+
+    dialect_cls = SqliteDialect
+
+
+class SqliteWorkflowDefinitions(SqlWorkflowDefinitions):
+    """Workflow definitions and their versions in a SQLite file (beta)."""
+
+    dialect_cls = SqliteDialect
+
+
 class SqliteStore(SqlStore):
     """Every domain in one SQLite file: ``SqliteStore("sqlite:///agent.db")``."""
 
     dialect_cls = SqliteDialect
-    domain_classes = {"memory": SqliteMemory, "workflows": SqliteWorkflows}
+    domain_classes = {
+        "memory": SqliteMemory,
+        "workflows": SqliteWorkflows,
+        "workflow_definitions": SqliteWorkflowDefinitions,
+        "datasets": SqliteDatasets,
+        "experiments": SqliteExperiments,
+        "scores": SqliteScores,
+        "observability": SqliteObservability,
+    }

@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from composite_store.schema import TABLES, ColumnType, TableSpec
+from composite_store.schema import TABLES, ColumnType, TableSpec, shadow_name
 from composite_store.sql.dialect import SqlDialect
 
 __all__ = ["render_tables", "shadow"]
@@ -14,7 +14,7 @@ __all__ = ["render_tables", "shadow"]
 
 def shadow(name: str) -> str:
     """The shadow timestamp column of ``name`` (PostgreSQL): ``createdAt`` -> ``createdAtZ``."""
-    return f"{name}Z"
+    return shadow_name(name)
 
 
 def render_table(

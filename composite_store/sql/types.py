@@ -90,9 +90,8 @@ class UtcTimestamp(TypeDecorator[datetime]):
     def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if isinstance(value, str):
-            value = parse_iso(value)
-        return value.astimezone(UTC).replace(tzinfo=None)
+        moment: datetime = parse_iso(value) if isinstance(value, str) else value
+        return moment.astimezone(UTC).replace(tzinfo=None)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:

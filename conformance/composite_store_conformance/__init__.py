@@ -17,7 +17,27 @@ The pytest plugin (registered on install) runs the suites' async tests on one se
 """
 
 from composite_store_conformance.base import Suite
+from composite_store_conformance.suite.test_capabilities import CapabilitiesSuite
+from composite_store_conformance.suite.test_datasets import DatasetsSuite
+from composite_store_conformance.suite.test_experiments import ExperimentsSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
+from composite_store_conformance.suite.test_observability import ObservabilitySuite
+from composite_store_conformance.suite.test_router import RouterSuite
+from composite_store_conformance.suite.test_schema import SchemaSuite
+from composite_store_conformance.suite.test_scores import ScoresSuite
+from composite_store_conformance.suite.test_workflow_definitions import WorkflowDefinitionsSuite
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
 
-__all__ = ["MemorySuite", "Suite", "WorkflowsSuite"]
+__all__ = [
+    "CapabilitiesSuite",
+    "DatasetsSuite",
+    "ExperimentsSuite",
+    "MemorySuite",
+    "ObservabilitySuite",
+    "RouterSuite",
+    "SchemaSuite",
+    "ScoresSuite",
+    "Suite",
+    "WorkflowDefinitionsSuite",
+    "WorkflowsSuite",
+]

@@ -121,6 +121,12 @@ def store(request: pytest.FixtureRequest, store_factory: Any) -> Iterator[Store]
         domain = store.get(name)
         if domain is None:
             pytest.skip(f"{store.backend} does not offer the {name} domain")
+    # init() first: a backend may learn its capabilities from the server (MongoDB has
+    # transactions on a replica set only).
+    for name in cls.domains:
+        domain = store.get(name)
+        assert domain is not None
+        loop_runner.run(domain.init())
     needs = [m.args for m in request.node.iter_markers("requires")]
     primary = store.get(cls.domains[0]) if cls.domains else None
     for capabilities in needs:
@@ -130,6 +136,5 @@ def store(request: pytest.FixtureRequest, store_factory: Any) -> Iterator[Store]
     for name in cls.domains:
         domain = store.get(name)
         assert domain is not None
-        loop_runner.run(domain.init())
         loop_runner.run(domain.dangerously_clear_all())
     yield store

@@ -5,7 +5,18 @@ import pytest
 from backends import ran
 from composite_store import open_store
 from composite_store.store import Store
-from composite_store_conformance import MemorySuite, WorkflowsSuite
+from composite_store_conformance import (
+    CapabilitiesSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    MemorySuite,
+    ObservabilitySuite,
+    RouterSuite,
+    SchemaSuite,
+    ScoresSuite,
+    WorkflowDefinitionsSuite,
+    WorkflowsSuite,
+)
 
 
 @pytest.fixture(scope="session")
@@ -19,4 +30,36 @@ class TestInMemoryMemory(MemorySuite):
 
 
 class TestInMemoryWorkflows(WorkflowsSuite):
+    pass
+
+
+class TestInMemoryScores(ScoresSuite):
+    pass
+
+
+class TestInMemoryWorkflowDefinitions(WorkflowDefinitionsSuite):
+    pass
+
+
+class TestInMemoryDatasets(DatasetsSuite):
+    pass
+
+
+class TestInMemoryExperiments(ExperimentsSuite):
+    pass
+
+
+class TestInMemoryObservability(ObservabilitySuite):
+    pass
+
+
+class TestInMemorySchema(SchemaSuite):
+    pass
+
+
+class TestInMemoryCapabilities(CapabilitiesSuite):
+    pass
+
+
+class TestInMemoryRouter(RouterSuite):
     pass

@@ -7,7 +7,18 @@ import pytest
 from backends import ran
 from composite_store import open_store
 from composite_store.store import Store
-from composite_store_conformance import MemorySuite, WorkflowsSuite
+from composite_store_conformance import (
+    CapabilitiesSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    MemorySuite,
+    ObservabilitySuite,
+    RouterSuite,
+    SchemaSuite,
+    ScoresSuite,
+    WorkflowDefinitionsSuite,
+    WorkflowsSuite,
+)
 
 
 @pytest.fixture(scope="session")
@@ -22,4 +33,36 @@ class TestSqliteMemory(MemorySuite):
 
 
 class TestSqliteWorkflows(WorkflowsSuite):
+    pass
+
+
+class TestSqliteScores(ScoresSuite):
+    pass
+
+
+class TestSqliteWorkflowDefinitions(WorkflowDefinitionsSuite):
+    pass
+
+
+class TestSqliteDatasets(DatasetsSuite):
+    pass
+
+
+class TestSqliteExperiments(ExperimentsSuite):
+    pass
+
+
+class TestSqliteObservability(ObservabilitySuite):
+    pass
+
+
+class TestSqliteSchema(SchemaSuite):
+    pass
+
+
+class TestSqliteCapabilities(CapabilitiesSuite):
+    pass
+
+
+class TestSqliteRouter(RouterSuite):
     pass

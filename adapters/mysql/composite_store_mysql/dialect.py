@@ -1,0 +1,184 @@
+"""``MysqlDialect``: what MariaDB and MySQL do differently from the shared relational code.
+
+One class serves both servers; ``is_mariadb`` tells them apart (SQLAlchemy reads it from the
+server version on first connect). Where their SQL differs (JSON equality), the statement is
+compiled for the server actually connected, so a ``mysql://`` URL pointing at MariaDB works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.expression import Executable
+from sqlalchemy.types import TypeEngine
+
+from composite_store.errors import (
+    BackendUnavailableError,
+    CompositeStoreError,
+    ConflictError,
+    ValidationError,
+)
+from composite_store.schema import Column, ColumnType
+from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.types import dumps
+from composite_store.urls import scheme_of
+from composite_store_mysql.types import MysqlJson, MysqlTimestamp, json_equals, key_text, long_text
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["MysqlDialect", "async_url"]
+
+#: URL schemes that name MySQL or MariaDB; all are served by asyncmy.
+SCHEMES = (
+    "mysql",
+    "mysql+pymysql",
+    "mysql+asyncmy",
+    "mysql+aiomysql",
+    "mariadb",
+    "mariadb+pymysql",
+    "mariadb+asyncmy",
+)
+#: MySQL and MariaDB refuse longer identifiers.
+MAX_IDENTIFIER = 64
+#: Seconds after which a pooled connection is replaced (below the servers' wait_timeout).
+POOL_RECYCLE = 3600
+#: Strict: a value that does not fit is an error, never silently truncated. Fixed per
+#: connection so a server configured otherwise (ANSI_QUOTES, no strict mode) behaves the same.
+SQL_MODE = (
+    "STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+    "NO_ENGINE_SUBSTITUTION"
+)
+
+
+def async_url(url: str) -> str:
+    """``url`` with the asyncmy driver and utf8mb4: ``mysql://`` -> ``mysql+asyncmy://``."""
+    scheme = scheme_of(url)
+    if scheme not in SCHEMES:
+        raise ValidationError(
+            f"not a MySQL/MariaDB URL: scheme {scheme!r} (expected mysql://, mysql+pymysql:// "
+            "or mariadb://)"
+        )
+    parsed = make_url("mysql+asyncmy://" + url.split("://", 1)[1])
+    if "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    return parsed.render_as_string(hide_password=False)
+
+
+class MysqlDialect(SqlDialect):
+    """MariaDB 10.11+ and MySQL 8.0+ through asyncmy (asyncio)."""
+
+    name: ClassVar[str] = "mysql"
+    driver: ClassVar[str] = "asyncmy"
+    is_async: ClassVar[bool] = True
+    supports_for_update: ClassVar[bool] = True
+    error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
+        # Duplicate keys (1062) and other constraint errors, wrapped by SQLAlchemy.
+        sa.exc.IntegrityError: ConflictError,
+        # Values the server refuses: too long for a key column (1406), out of range.
+        sa.exc.DataError: ValidationError,
+        # Every pooled connection stayed busy for pool_timeout seconds.
+        sa.exc.TimeoutError: BackendUnavailableError,
+        sa.exc.DBAPIError: CompositeStoreError,
+    }
+
+    def __init__(self) -> None:
+        #: Whether the server is MariaDB; learned from the server by the first operation.
+        self.is_mariadb: bool | None = None
+
+    # -- engine ------------------------------------------------------------------------------------
+
+    def create_engine(self, url: str, options: Mapping[str, Any]) -> AsyncEngine:
+        # docstring inherited
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        if scheme_of(url).startswith("mariadb"):
+            self.is_mariadb = True
+        url, engine_options = self.engine_options(async_url(url), options)
+        engine_options.setdefault("pool_pre_ping", True)
+        # Bound values are user data (and can be large): keep them out of error messages.
+        engine_options.setdefault("hide_parameters", True)
+        engine_options.setdefault("pool_recycle", POOL_RECYCLE)
+        # No gap locks: a read-modify-write of a missing row cannot deadlock with another.
+        engine_options.setdefault("isolation_level", "READ COMMITTED")
+        connect_args = dict(engine_options.pop("connect_args", {}))
+        # asyncmy's own sql_mode= argument is sent unquoted, which the server rejects.
+        connect_args.setdefault("init_command", f"SET SESSION sql_mode='{SQL_MODE}'")
+        return create_async_engine(url, connect_args=connect_args, **engine_options)
+
+    def begin(self, conn: Connection, *, write: bool) -> None:
+        # docstring inherited
+        self.is_mariadb = bool(getattr(conn.dialect, "is_mariadb", False))
+
+    def create_namespace(self, conn: Connection, schema: str | None) -> None:
+        # docstring inherited
+        if schema:
+            quoted = conn.dialect.identifier_preparer.quote_identifier(schema)
+            conn.exec_driver_sql(
+                f"CREATE DATABASE IF NOT EXISTS {quoted} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+            )
+
+    # -- types -------------------------------------------------------------------------------------
+
+    def column_type(self, column: Column) -> TypeEngine[Any]:
+        # docstring inherited
+        if column.type is ColumnType.FLOAT:
+            return sa.Double()  # MySQL's FLOAT is single precision
+        return super().column_type(column)
+
+    def json_type(self) -> TypeEngine[Any]:
+        return MysqlJson()
+
+    def timestamp_type(self) -> TypeEngine[Any]:
+        return MysqlTimestamp()
+
+    def text_type(self) -> TypeEngine[Any]:
+        return long_text()
+
+    def key_text_type(self) -> TypeEngine[Any]:
+        return key_text()
+
+    # -- statements --------------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        table: sa.Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Executable:
+        # docstring inherited
+        stmt = mysql.insert(table).values(list(rows))
+        if not update:
+            # Assigning the key to itself keeps the row; INSERT IGNORE would also hide errors.
+            return stmt.on_duplicate_key_update({key[0]: table.c[key[0]]})
+        return stmt.on_duplicate_key_update({c: stmt.inserted[c] for c in update})
+
+    def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
+        # docstring inherited
+        path = sa.literal(f'$."{key}"', sa.String)
+        return sa.func.json_unquote(sa.func.json_extract(column, path), type_=sa.Text)
+
+    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
+        # docstring inherited
+        return json_equals(column, f'$."{key}"', dumps(value))
+
+    def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
+        return f"{table}_{'_'.join(columns)}_key"[:MAX_IDENTIFIER]
+
+    # -- introspection -----------------------------------------------------------------------------
+
+    def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:
+        # docstring inherited
+        # BOOLEAN is TINYINT(1) on both servers; MariaDB's JSON is LONGTEXT with a JSON_VALID
+        # check, and reflects as such.
+        if isinstance(physical, mysql.TINYINT):
+            return frozenset({ColumnType.BOOLEAN})
+        if isinstance(physical, mysql.LONGTEXT) and self.is_mariadb:
+            return frozenset({ColumnType.TEXT, ColumnType.JSON})
+        return super().documented_types(physical)

@@ -1,0 +1,95 @@
+"""Column types and the one expression MariaDB and MySQL spell differently.
+
+Text is utf8mb4 with the binary collation everywhere: ids compare exactly as on PostgreSQL
+and SQLite (the servers' default collations would make ``T1`` equal ``t1``). Key text is a
+bounded ``VARCHAR`` so it can sit in a key or index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.types import TypeDecorator
+
+from composite_store.errors import ValidationError
+from composite_store.sql.types import UtcTimestamp, dumps, loads_json
+
+__all__ = ["KEY_LENGTH", "MysqlJson", "MysqlTimestamp", "json_equals", "key_text", "long_text"]
+
+#: Characters of a key column: 255 x 4 bytes keeps two-column keys under InnoDB's 3072 bytes.
+KEY_LENGTH = 255
+CHARSET, COLLATION = "utf8mb4", "utf8mb4_bin"
+
+
+def key_text() -> mysql.VARCHAR:
+    return mysql.VARCHAR(KEY_LENGTH, charset=CHARSET, collation=COLLATION)
+
+
+def long_text() -> mysql.LONGTEXT:
+    # TEXT holds only 64 KiB; message content and prompts may be longer.
+    return mysql.LONGTEXT(charset=CHARSET, collation=COLLATION)
+
+
+class MysqlTimestamp(UtcTimestamp):
+    """``DATETIME(3)``: the UTC wall clock to the millisecond, as records keep it."""
+
+    impl = mysql.DATETIME
+    cache_ok = True
+
+    def __init__(self) -> None:
+        super().__init__(fsp=3)
+
+
+class MysqlJson(TypeDecorator[Any]):
+    """A ``JSON`` column (MariaDB: ``LONGTEXT`` checked by ``JSON_VALID``) holding compact JSON
+    that is serialised here, whatever serializer the engine was configured with."""
+
+    impl = mysql.JSON
+    cache_ok = True
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        def process(value: Any) -> str | None:
+            if value is None:
+                return None
+            try:
+                return dumps(value)
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
+
+        return process
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        def process(value: Any) -> Any:
+            return None if value is None else loads_json(value)
+
+        return process
+
+
+class _JsonEquals(FunctionElement[bool]):
+    """``document[path] == value`` compared as JSON (so ``2`` equals ``2.0``)."""
+
+    type = sa.Boolean()
+    inherit_cache = True
+    name = "json_equals"
+
+
+@compiles(_JsonEquals, "mysql")
+def _compile_json_equals(element: _JsonEquals, compiler: SQLCompiler, **kw: Any) -> str:
+    document, path, value = (compiler.process(c, **kw) for c in element.clauses)
+    field = f"JSON_EXTRACT({document}, {path})"
+    if compiler.dialect.is_mariadb:  # type: ignore[attr-defined]
+        # MariaDB has no JSON type to cast to; JSON_EQUALS (10.7+) compares by value.
+        return f"JSON_EQUALS({field}, {value})"
+    return f"{field} = CAST({value} AS JSON)"
+
+
+def json_equals(document: ColumnElement[Any], path: str, value_json: str) -> ColumnElement[bool]:
+    """``document[path] == value`` for a JSON path and a JSON-encoded value."""
+    return _JsonEquals(document, sa.literal(path, sa.String), sa.literal(value_json, sa.String))

@@ -1,0 +1,46 @@
+"""PostgreSQL for composite-store, sharing Mastra's tables (``@mastra/pg``).
+
+:URL: ``postgresql://USER:PASSWORD@HOST:PORT/DATABASE`` or ``postgresql+psycopg://...``, with
+    optional query parameters ``schema`` (default ``public``), ``prefix`` (default
+    ``mastra_``), ``pool_size``, ``max_overflow``, ``pool_timeout``, ``pool_recycle``; any
+    other parameter (``sslmode=require``, ``connect_timeout=10``,
+    ``options=-c statement_timeout=5000``) is passed to libpq.
+:extra: ``pip install "composite-store[postgres]"`` (installs ``composite-store-postgres``).
+:driver: psycopg 3 in asyncio mode through SQLAlchemy's ``postgresql+psycopg`` async engine
+    (every URL form above is served by it); the pool pre-pings and recycles connections.
+
+Layout (DESIGN.md section 9): tables in the given schema, created if missing and always
+written out in statements; ``TIMESTAMP`` columns holding the UTC wall clock, each with a
+``"...Z" TIMESTAMPTZ`` shadow written alongside and read in preference; JSON as ``JSONB``;
+message content as compact JSON ``TEXT``. A database Mastra created is used as is. PostgreSQL
+cannot store U+0000 or lone surrogates: such values are refused with ``ValidationError``.
+
+    from composite_store_postgres import PostgresStore
+
+    async with PostgresStore("postgresql://app@localhost/agents?schema=mastra") as store:
+        await store.memory.save_thread(thread={"id": "t1", "resourceId": "u1"})
+"""
+
+from composite_store_postgres.dialect import PostgresDialect
+from composite_store_postgres.domains import (
+    PostgresDatasets,
+    PostgresExperiments,
+    PostgresMemory,
+    PostgresObservability,
+    PostgresScores,
+    PostgresWorkflowDefinitions,
+    PostgresWorkflows,
+)
+from composite_store_postgres.store import PostgresStore
+
+__all__ = [
+    "PostgresDatasets",
+    "PostgresDialect",
+    "PostgresExperiments",
+    "PostgresMemory",
+    "PostgresObservability",
+    "PostgresScores",
+    "PostgresStore",
+    "PostgresWorkflowDefinitions",
+    "PostgresWorkflows",
+]

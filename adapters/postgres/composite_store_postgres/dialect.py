@@ -1,0 +1,170 @@
+"""``PostgresDialect``: what PostgreSQL does differently from the shared relational code.
+
+Mastra's layout (DESIGN.md section 9): tables in a schema that is always written out, naive
+``TIMESTAMP`` columns holding the UTC wall clock plus ``"cZ" TIMESTAMPTZ`` shadows read in
+preference, ``JSONB`` for JSON, ``ON CONFLICT`` upserts and the snapshot key named after the
+schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine.interfaces import ReflectedIndex
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.expression import Executable
+from sqlalchemy.types import TypeEngine
+
+from composite_store.errors import (
+    BackendUnavailableError,
+    CompositeStoreError,
+    ConflictError,
+    ValidationError,
+)
+from composite_store.schema import Column, ColumnType
+from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.tables import shadow
+from composite_store.sql.types import UtcTimestamp, dumps
+from composite_store.urls import scheme_of
+from composite_store_postgres.json import Jsonb, PgText
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["PostgresDialect", "async_url"]
+
+#: URL schemes that name PostgreSQL; all are served by psycopg 3 in async mode.
+SCHEMES = ("postgresql", "postgresql+psycopg", "postgresql+psycopg_async", "postgres")
+#: PostgreSQL truncates longer identifiers (NAMEDATALEN - 1 bytes).
+MAX_IDENTIFIER_BYTES = 63
+#: Seconds after which a pooled connection is replaced (proxies and servers drop idle ones).
+POOL_RECYCLE = 1800
+
+
+def async_url(url: str) -> str:
+    """``url`` with the psycopg async driver: ``postgresql://`` -> ``postgresql+psycopg://``."""
+    scheme = scheme_of(url)
+    if scheme not in SCHEMES:
+        raise ValidationError(
+            f"not a PostgreSQL URL: scheme {scheme!r} (expected postgresql:// or "
+            "postgresql+psycopg://)"
+        )
+    return "postgresql+psycopg://" + url.split("://", 1)[1]
+
+
+def _identifier(name: str) -> str:
+    """Lower-case and cut to PostgreSQL's limit, as Mastra builds constraint names (and as
+    PostgreSQL itself would silently cut a longer one)."""
+    encoded = name.lower().encode("utf-8")[:MAX_IDENTIFIER_BYTES]
+    return encoded.decode("utf-8", errors="ignore")
+
+
+class PostgresDialect(SqlDialect):
+    """PostgreSQL 13+ through psycopg 3 (asyncio)."""
+
+    name: ClassVar[str] = "postgresql"
+    driver: ClassVar[str] = "psycopg"
+    is_async: ClassVar[bool] = True
+    shadow_timestamps: ClassVar[bool] = True
+    supports_for_update: ClassVar[bool] = True
+    default_schema: ClassVar[str | None] = "public"
+    error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
+        # UniqueViolation and the other constraint errors arrive wrapped by SQLAlchemy.
+        sa.exc.IntegrityError: ConflictError,
+        # Values the server refuses (out of range, bad encoding) after our own checks.
+        sa.exc.DataError: ValidationError,
+        # Every pooled connection stayed busy for pool_timeout seconds.
+        sa.exc.TimeoutError: BackendUnavailableError,
+        sa.exc.DBAPIError: CompositeStoreError,
+    }
+
+    # -- engine ------------------------------------------------------------------------------------
+
+    def create_engine(self, url: str, options: Mapping[str, Any]) -> AsyncEngine:
+        # docstring inherited
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        url, engine_options = self.engine_options(async_url(url), options)
+        # Pre-ping replaces connections the server or a proxy closed while they sat idle.
+        engine_options.setdefault("pool_pre_ping", True)
+        # Bound values are user data (and can be large): keep them out of error messages.
+        engine_options.setdefault("hide_parameters", True)
+        engine_options.setdefault("pool_recycle", POOL_RECYCLE)
+        return create_async_engine(url, **engine_options)
+
+    def create_namespace(self, conn: Connection, schema: str | None) -> None:
+        # docstring inherited
+        if schema:
+            quoted = conn.dialect.identifier_preparer.quote_identifier(schema)
+            conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {quoted}")
+
+    # -- types -------------------------------------------------------------------------------------
+
+    def json_type(self) -> TypeEngine[Any]:
+        return Jsonb()
+
+    def timestamp_type(self) -> TypeEngine[Any]:
+        # Naive TIMESTAMP holding the UTC wall clock, whatever the session time zone.
+        return UtcTimestamp()
+
+    def text_type(self) -> TypeEngine[Any]:
+        return PgText()
+
+    def key_text_type(self) -> TypeEngine[Any]:
+        return PgText()
+
+    # -- statements --------------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        table: sa.Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Executable:
+        # docstring inherited
+        stmt = postgresql.insert(table).values(list(rows))
+        if not update:
+            return stmt.on_conflict_do_nothing(index_elements=list(key))
+        return stmt.on_conflict_do_update(
+            index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
+        )
+
+    def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
+        # docstring inherited
+        if column.type is not ColumnType.TIMESTAMP:
+            return table.c[column.name]
+        # The shadow column is exact whatever the writer's session time zone; the naive one
+        # (UTC wall clock) covers rows written before the shadows existed.
+        naive = sa.func.timezone(sa.literal_column("'UTC'"), table.c[column.name])
+        chosen = sa.func.coalesce(table.c[shadow(column.name)], naive)
+        return sa.type_coerce(chosen, UtcTimestamp()).label(column.name)
+
+    def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
+        # docstring inherited
+        return column.op("->>", return_type=sa.Text)(sa.literal(key, sa.Text))
+
+    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
+        # docstring inherited
+        # Compare as JSONB, so 2 matches 2.0 and a nested object matches by value.
+        field = column.op("->", return_type=postgresql.JSONB)(sa.literal(key, sa.Text))
+        return field == sa.cast(sa.literal(dumps(value), sa.Text), postgresql.JSONB)
+
+    def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
+        # Mastra: public_mastra_workflow_snapshot_workflow_name_run_id_key.
+        base = f"{table}_{'_'.join(columns)}_key"
+        return _identifier(f"{schema}_{base}" if schema else base)
+
+    # -- introspection -----------------------------------------------------------------------------
+
+    def index_directions(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> tuple[bool, ...] | None:
+        # docstring inherited
+        # SQLAlchemy reports column_sorting only for indexes with a non-default direction.
+        sorting = index.get("column_sorting") or {}
+        return tuple("desc" in sorting.get(name or "", ()) for name in index["column_names"])

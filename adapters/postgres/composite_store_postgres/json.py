@@ -1,0 +1,104 @@
+"""JSON on PostgreSQL: ``JSONB`` columns written as objects, and the text PostgreSQL refuses.
+
+PostgreSQL cannot store U+0000 in ``TEXT`` or ``JSONB`` (the ``\\u0000`` escape included), and
+UTF-8 cannot encode a lone surrogate. Both are refused here with a ``ValidationError`` while
+the statement binds its values, before anything is sent, so a batch holding one is never
+half-written (the operation's transaction rolls back).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+from composite_store.errors import ValidationError
+from composite_store.sql.types import dumps
+
+__all__ = ["Jsonb", "PgText", "check_json_text", "check_text"]
+
+#: A raw NUL, or a lone surrogate (a valid pair is one code point in a Python str).
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+#: The same in compact JSON text: NUL is always escaped as ``\\u0000`` (unless the backslash
+#: is itself escaped), a surrogate stays raw because ``dumps`` keeps non-ASCII as is.
+_UNSTORABLE_JSON = re.compile(r"[\ud800-\udfff]|(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _refuse(found: str, where: str) -> ValidationError:
+    if found == "\x00" or found.endswith("\\u0000"):
+        return ValidationError(
+            f"{where} contains the NUL character U+0000, which PostgreSQL cannot store: "
+            "remove it (or replace it, e.g. with U+FFFD) before saving"
+        )
+    return ValidationError(
+        f"{where} contains a lone surrogate U+{ord(found):04X}, which is not valid Unicode "
+        "and cannot be encoded as UTF-8: decode the source text with errors='replace'"
+    )
+
+
+def check_text(value: str) -> str:
+    """Return ``value`` if PostgreSQL can store it as ``TEXT``, else raise ``ValidationError``."""
+    found = _UNSTORABLE_TEXT.search(value)
+    if found is not None:
+        raise _refuse(found.group(), "a text value")
+    return value
+
+
+def check_json_text(text: str) -> str:
+    """Return compact JSON ``text`` if PostgreSQL can store it as ``JSONB``, else raise
+    ``ValidationError``."""
+    found = _UNSTORABLE_JSON.search(text)
+    if found is not None:
+        raise _refuse(found.group(), "a JSON value")
+    return text
+
+
+class PgText(TypeDecorator[str]):
+    """``TEXT`` that refuses what PostgreSQL cannot store with a clear ``ValidationError``."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else check_text(value)
+
+
+class Jsonb(TypeDecorator[Any]):
+    """``JSONB`` holding objects as Mastra writes them.
+
+    Values are serialised here once (compact, no NaN, checked) and cast to ``JSONB`` by the
+    statement, whatever serializer the engine was configured with. psycopg parses ``JSONB``
+    on read; a value that is a JSON string holding JSON text (Mastra writes resource metadata
+    that way) is parsed once more. SQL ``NULL`` stands for a missing value.
+    """
+
+    impl = postgresql.JSONB
+    cache_ok = True
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        def process(value: Any) -> str | None:
+            if value is None:
+                return None
+            try:
+                text = dumps(value)
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
+            return check_json_text(text)
+
+        return process
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        def process(value: Any) -> Any:
+            if isinstance(value, str) and value[:1] in ("{", "["):
+                try:
+                    return json.loads(value)
+                except ValueError:
+                    return value
+            return value
+
+        return process

@@ -1,0 +1,69 @@
+"""``RedisStore``: the domains Redis offers, sharing one client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+
+from composite_store.schema import DEFAULT_PREFIX
+from composite_store.store import Store
+from composite_store_redis.connection import RedisConnection
+from composite_store_redis.domain import RedisDomain
+from composite_store_redis.memory import RedisMemory
+from composite_store_redis.workflows import RedisWorkflows
+
+__all__ = ["RedisStore"]
+
+
+class RedisStore(Store):
+    """Memory, workflows, scores and observability on one Redis or Redis Cluster.
+
+    ``RedisStore("redis://127.0.0.1:6379/0")``, ``RedisStore("redis+cluster://host:7000")``, or
+    ``RedisStore(client=Redis(..., decode_responses=True))`` with a client the caller owns.
+    Options (keywords or URL query parameters): ``prefix`` (key prefix, default ``mastra_``),
+    ``ttl`` (seconds, every domain) and ``ttl_<domain>``; ``cluster=true`` on a ``redis://``
+    URL. Other keywords go to redis-py's ``from_url`` (``socket_timeout``, ``max_connections``).
+    Redis does not offer datasets, experiments or workflow definitions.
+    """
+
+    backend = "redis"
+    domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
+        "memory": RedisMemory,
+        "workflows": RedisWorkflows,
+    }
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: Redis | RedisCluster | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | Mapping[str, float] | None = None,
+        cluster: bool | None = None,
+        **client_options: Any,
+    ) -> None:
+        self.connection = RedisConnection(
+            url,
+            client=client,
+            prefix=prefix,
+            ttl=ttl,
+            cluster=cluster,
+            client_options=client_options,
+        )
+        if self.connection.cluster:
+            self.backend = "redis_cluster"
+        super().__init__(
+            {name: cls(connection=self.connection) for name, cls in self.domain_classes.items()}
+        )
+
+    def _missing_hint(self, name: str) -> str:
+        return (
+            f"the Redis store does not offer it (it offers {', '.join(self.domain_classes)}); "
+            "route it to another store"
+        )
+
+    async def _close(self) -> None:
+        await self.connection.close()

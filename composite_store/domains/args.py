@@ -1,0 +1,70 @@
+"""Argument checks the domain contracts share: ids, lists, counts, pagination, "not given"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from composite_store.domains.memory import UNSET
+from composite_store.errors import ValidationError
+from composite_store.paging import Window, window_from
+from composite_store.records.base import coerce
+from composite_store.types import Pagination, PerPage
+
+__all__ = [
+    "UNSET",
+    "given",
+    "optional_int",
+    "page_window",
+    "require_id",
+    "require_ids",
+    "require_list",
+]
+
+
+def require_id(value: Any, what: str) -> str:
+    """Return ``value`` if it is a non-blank string, else raise ``ValidationError``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def require_list(value: Any, what: str) -> list[Any]:
+    """Return ``value`` as a list if it is a sequence (not a string or a dict)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise ValidationError(f"{what} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def require_ids(value: Any, what: str) -> list[str]:
+    """Return ``value`` as a list of non-blank ids (duplicates kept, order kept)."""
+    return [require_id(v, f"{what}[{i}]") for i, v in enumerate(require_list(value, what))]
+
+
+def optional_int(value: Any, what: str, *, minimum: int = 0) -> int | None:
+    """Return ``value`` if it is None or an integer >= ``minimum``, else raise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{what} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValidationError(f"{what} must be >= {minimum}, got {value}")
+    return value
+
+
+def given(**fields: Any) -> dict[str, Any]:
+    """The keyword arguments the caller actually passed (those not left at ``UNSET``)."""
+    return {name: value for name, value in fields.items() if value is not UNSET}
+
+
+def page_window(
+    pagination: Pagination | Mapping[str, Any] | None, *, default: PerPage
+) -> Window:
+    """Validate an optional ``Pagination`` (or dict in any spelling) into the rows to fetch."""
+    if pagination is not None and not isinstance(pagination, (Pagination, Mapping)):
+        raise ValidationError(
+            f"pagination must be a Pagination or a dict, got {type(pagination).__name__}"
+        )
+    if isinstance(pagination, Mapping):
+        pagination = coerce(Pagination, pagination, what="pagination")
+    return window_from(pagination, default=default)

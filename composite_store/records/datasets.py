@@ -1,0 +1,91 @@
+"""Records of the datasets domain: datasets, their versioned items and their version log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.json import JsonObject, JsonValue, StringList
+
+__all__ = ["Dataset", "DatasetItem", "DatasetItemInput", "DatasetVersion"]
+
+
+def _required_json(value: Any) -> Any:
+    if value is None:
+        raise ValueError("input is required (a JSON value, not None)")
+    return value
+
+
+class Dataset(Record):
+    """A dataset: named examples for experiments, optionally held to JSON Schemas.
+
+    ``version`` counts the item mutations (0 while the dataset is empty and untouched).
+    """
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    name: str = Field(min_length=1)
+    description: str | None = None
+    metadata: JsonObject | None = None
+    input_schema: JsonObject | None = stored("inputSchema", default=None)
+    ground_truth_schema: JsonObject | None = stored("groundTruthSchema", default=None)
+    tags: StringList | None = None
+    target_type: str | None = stored("targetType", default=None)
+    target_ids: StringList | None = stored("targetIds", default=None)
+    scorer_ids: StringList | None = stored("scorerIds", default=None)
+    version: int = Field(default=0, ge=0)
+    # Nullable as documented (rows written elsewhere may lack them); ours always set them.
+    created_at: Timestamp | None = when("createdAt")
+    updated_at: Timestamp | None = when("updatedAt")
+
+
+class DatasetItemInput(Record):
+    """One item to add to a dataset (``add_item``, ``batch_insert_items``); the id is optional."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    input: JsonValue
+    ground_truth: JsonValue = stored("groundTruth", default=None)
+    request_context: JsonObject | None = stored("requestContext", default=None)
+    metadata: JsonObject | None = None
+    source: JsonObject | None = None
+
+    @field_validator("input")
+    @classmethod
+    def _input_required(cls, value: Any) -> Any:
+        return _required_json(value)
+
+
+class DatasetItem(Record):
+    """One stored row of an item's history (SCD-2).
+
+    The row written at dataset version ``dataset_version`` stays current until the version
+    ``valid_to`` replaced it; a tombstone (``is_deleted``) records the item's deletion.
+    """
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    dataset_id: str = stored("datasetId", min_length=1)
+    dataset_version: int = stored("datasetVersion", ge=1)
+    valid_to: int | None = stored("validTo", default=None)
+    is_deleted: bool = stored("isDeleted", default=False)
+    input: JsonValue
+    ground_truth: JsonValue = stored("groundTruth", default=None)
+    request_context: JsonObject | None = stored("requestContext", default=None)
+    metadata: JsonObject | None = None
+    source: JsonObject | None = None
+    created_at: Timestamp | None = when("createdAt")
+    updated_at: Timestamp | None = when("updatedAt")
+
+    @field_validator("input")
+    @classmethod
+    def _input_required(cls, value: Any) -> Any:
+        return _required_json(value)
+
+
+class DatasetVersion(Record):
+    """One entry of a dataset's version log: the mutation that produced ``version``."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    dataset_id: str = stored("datasetId", min_length=1)
+    version: int = Field(ge=1)
+    created_at: Timestamp | None = when("createdAt")

@@ -1,0 +1,83 @@
+"""Records of the experiments domain: experiment runs, their per-item results, review counts."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.json import JsonObject, JsonValue, StringList
+
+__all__ = [
+    "Experiment",
+    "ExperimentResult",
+    "ExperimentStatus",
+    "ResultStatus",
+    "ReviewSummary",
+]
+
+#: Lifecycle of an experiment run.
+ExperimentStatus = Literal["pending", "running", "completed", "failed"]
+#: Review state of one result.
+ResultStatus = Literal["needs-review", "reviewed", "complete"]
+
+
+class Experiment(Record):
+    """One run of a target (agent, workflow, scorer, ...) over a dataset's items."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    name: str | None = None
+    description: str | None = None
+    metadata: JsonObject | None = None
+    dataset_id: str | None = stored("datasetId", default=None)
+    dataset_version: int | None = stored("datasetVersion", default=None, ge=0)
+    target_type: str = stored("targetType", min_length=1)
+    target_id: str = stored("targetId", min_length=1)
+    status: ExperimentStatus = "pending"
+    total_items: int = stored("totalItems", default=0, ge=0)
+    succeeded_count: int = stored("succeededCount", default=0, ge=0)
+    failed_count: int = stored("failedCount", default=0, ge=0)
+    skipped_count: int = stored("skippedCount", default=0, ge=0)
+    started_at: Timestamp | None = stored("startedAt", default=None)
+    completed_at: Timestamp | None = stored("completedAt", default=None)
+    # Nullable as documented (rows written elsewhere may lack them); ours always set them.
+    created_at: Timestamp | None = when("createdAt")
+    updated_at: Timestamp | None = when("updatedAt")
+
+
+class ExperimentResult(Record):
+    """The outcome of running one dataset item in one experiment (unique per item)."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    experiment_id: str = stored("experimentId", min_length=1)
+    item_id: str = stored("itemId", min_length=1)
+    item_dataset_version: int | None = stored("itemDatasetVersion", default=None, ge=0)
+    input: JsonValue
+    output: JsonValue = None
+    ground_truth: JsonValue = stored("groundTruth", default=None)
+    error: JsonValue = None
+    started_at: Timestamp = when("startedAt")
+    completed_at: Timestamp = when("completedAt")
+    retry_count: int = stored("retryCount", default=0, ge=0)
+    trace_id: str | None = stored("traceId", default=None)
+    status: ResultStatus | None = None
+    tags: StringList | None = None
+    created_at: Timestamp | None = when("createdAt")
+
+    @field_validator("input")
+    @classmethod
+    def _input_required(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("input is required (a JSON value, not None)")
+        return value
+
+
+class ReviewSummary(Record):
+    """How many results of one experiment are in each review state (``total`` counts all)."""
+
+    experiment_id: str = stored("experimentId")
+    total: int = 0
+    needs_review: int = stored("needsReview", default=0)
+    reviewed: int = 0
+    complete: int = 0

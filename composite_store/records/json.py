@@ -1,0 +1,66 @@
+"""JSON-compatible field types: values every backend can store in a JSON column as they are.
+
+A value stored in a JSON column must survive ``json.dumps`` on every backend, so records check
+it when they are built instead of letting a driver fail halfway through a write: strings,
+finite numbers, booleans, ``None``, lists (tuples become lists) and objects with string keys.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import PlainValidator
+
+__all__ = ["JsonObject", "JsonValue", "StringList", "json_value"]
+
+_MAX_DEPTH = 200
+
+
+def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
+    """Return ``value`` as plain JSON data (tuples as lists); raise ``ValueError`` otherwise."""
+    if _depth > _MAX_DEPTH:
+        raise ValueError(f"nested deeper than {_MAX_DEPTH} levels")
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} at {_path} is not valid JSON (NaN and infinity are not)")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [json_value(v, _depth + 1, f"{_path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, v in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"object key {key!r} at {_path} is not a string")
+            out[key] = json_value(v, _depth + 1, f"{_path}.{key}")
+        return out
+    raise ValueError(
+        f"{type(value).__name__} at {_path} is not JSON data "
+        "(use dicts, lists, strings, numbers, booleans and None)"
+    )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object (dict), got {type(value).__name__}")
+    result: dict[str, Any] = json_value(value)
+    return result
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected a list of strings, got {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ValueError(f"expected a list of strings, found {item!r}")
+    return list(value)
+
+
+#: Any JSON value (object, array, string, number, boolean or null).
+JsonValue = Annotated[Any, PlainValidator(json_value)]
+#: A JSON object with string keys.
+JsonObject = Annotated[dict[str, Any], PlainValidator(_object)]
+#: A JSON array of strings (tags, ids).
+StringList = Annotated[list[str], PlainValidator(_strings)]

@@ -1,0 +1,242 @@
+"""Records of the observability domain: AI spans and traces (``mastra_ai_spans``) and
+OpenTelemetry spans (``mastra_traces``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from composite_store.records.base import Record, Timestamp, stored, when
+
+__all__ = [
+    "INT64_MAX",
+    "OtelSpan",
+    "Span",
+    "SpanUpdate",
+    "Trace",
+    "TraceStatus",
+    "to_unix_nanos",
+    "trace_status",
+]
+
+#: A trace's state, derived from its root span.
+TraceStatus = Literal["success", "error", "running"]
+#: The largest value a BIGINT column holds (nanosecond timestamps must fit).
+INT64_MAX = 2**63 - 1
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def trace_status(error: Any, ended_at: datetime | None) -> TraceStatus:
+    """The status of a trace from its root span: ``error`` if it has an error, ``running`` if
+    it has not ended, else ``success`` (Mastra's rule)."""
+    if error is not None:
+        return "error"
+    if ended_at is None:
+        return "running"
+    return "success"
+
+
+def to_unix_nanos(value: datetime) -> int:
+    """``value`` as integer nanoseconds since the Unix epoch (exact, no float rounding)."""
+    return (value - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class Span(Record):
+    """One AI span (``mastra_ai_spans``), keyed by (``trace_id``, ``span_id``).
+
+    A span without ``parent_span_id`` is its trace's root. ``ended_at`` None means the span is
+    still running; ``error`` set means it failed.
+    """
+
+    trace_id: str = stored("traceId", min_length=1)
+    span_id: str = stored("spanId", min_length=1)
+    parent_span_id: str | None = stored("parentSpanId", default=None)
+    name: str
+    span_type: str = stored("spanType", min_length=1)
+    is_event: bool = stored("isEvent", default=False)
+    started_at: Timestamp = stored("startedAt")
+    ended_at: Timestamp | None = stored("endedAt", default=None)
+    entity_type: str | None = stored("entityType", default=None)
+    entity_id: str | None = stored("entityId", default=None)
+    entity_name: str | None = stored("entityName", default=None)
+    parent_entity_type: str | None = stored("parentEntityType", default=None)
+    parent_entity_id: str | None = stored("parentEntityId", default=None)
+    parent_entity_name: str | None = stored("parentEntityName", default=None)
+    root_entity_type: str | None = stored("rootEntityType", default=None)
+    root_entity_id: str | None = stored("rootEntityId", default=None)
+    root_entity_name: str | None = stored("rootEntityName", default=None)
+    user_id: str | None = stored("userId", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    resource_id: str | None = stored("resourceId", default=None)
+    run_id: str | None = stored("runId", default=None)
+    session_id: str | None = stored("sessionId", default=None)
+    thread_id: str | None = stored("threadId", default=None)
+    request_id: str | None = stored("requestId", default=None)
+    environment: str | None = None
+    service_name: str | None = stored("serviceName", default=None)
+    source: str | None = None
+    scope: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    tags: list[str] | None = None
+    attributes: dict[str, Any] | None = None
+    links: list[Any] | None = None
+    input: Any = None
+    output: Any = None
+    error: Any = None
+    request_context: dict[str, Any] | None = stored("requestContext", default=None)
+    created_at: Timestamp = when("createdAt")
+    updated_at: Timestamp | None = stored("updatedAt", default=None)
+
+    @field_validator("trace_id", "span_id", "span_type")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        return _not_blank(value)
+
+    @property
+    def is_root(self) -> bool:
+        """Whether this span is its trace's root (it has no parent)."""
+        return self.parent_span_id is None
+
+    @property
+    def status(self) -> TraceStatus:
+        """``error``, ``running`` or ``success``; on a root span (as ``list_traces`` returns)
+        this is the status of its whole trace."""
+        return trace_status(self.error, self.ended_at)
+
+
+class SpanUpdate(Record):
+    """A partial span update: every given field replaces the stored one.
+
+    The key (``trace_id``, ``span_id``) and ``created_at`` cannot change; ``updated_at`` is
+    set by the store. Unknown fields are refused.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    parent_span_id: str | None = stored("parentSpanId", default=None)
+    name: str | None = None
+    span_type: str | None = stored("spanType", default=None, min_length=1)
+    is_event: bool | None = stored("isEvent", default=None)
+    started_at: Timestamp | None = stored("startedAt", default=None)
+    ended_at: Timestamp | None = stored("endedAt", default=None)
+    entity_type: str | None = stored("entityType", default=None)
+    entity_id: str | None = stored("entityId", default=None)
+    entity_name: str | None = stored("entityName", default=None)
+    parent_entity_type: str | None = stored("parentEntityType", default=None)
+    parent_entity_id: str | None = stored("parentEntityId", default=None)
+    parent_entity_name: str | None = stored("parentEntityName", default=None)
+    root_entity_type: str | None = stored("rootEntityType", default=None)
+    root_entity_id: str | None = stored("rootEntityId", default=None)
+    root_entity_name: str | None = stored("rootEntityName", default=None)
+    user_id: str | None = stored("userId", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    resource_id: str | None = stored("resourceId", default=None)
+    run_id: str | None = stored("runId", default=None)
+    session_id: str | None = stored("sessionId", default=None)
+    thread_id: str | None = stored("threadId", default=None)
+    request_id: str | None = stored("requestId", default=None)
+    environment: str | None = None
+    service_name: str | None = stored("serviceName", default=None)
+    source: str | None = None
+    scope: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    tags: list[str] | None = None
+    attributes: dict[str, Any] | None = None
+    links: list[Any] | None = None
+    input: Any = None
+    output: Any = None
+    error: Any = None
+    request_context: dict[str, Any] | None = stored("requestContext", default=None)
+
+    @model_validator(mode="after")
+    def _required_stay_set(self) -> SpanUpdate:
+        # These columns are NOT NULL: an update may change them, never clear them.
+        for attr in ("name", "span_type", "is_event", "started_at"):
+            if attr in self.model_fields_set and getattr(self, attr) is None:
+                raise ValueError(f"{attr} cannot be cleared (it is required)")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """The given fields (attribute names), explicit Nones included: they clear a field."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class Trace(BaseModel):
+    """One trace: its id and spans (oldest first)."""
+
+    trace_id: str
+    spans: list[Span]
+
+    @property
+    def root(self) -> Span | None:
+        """The root span (no parent), or None while it has not been stored."""
+        return next((s for s in self.spans if s.parent_span_id is None), None)
+
+    @property
+    def status(self) -> TraceStatus:
+        """The trace's status, derived from its root span (``running`` without one)."""
+        root = self.root
+        return root.status if root is not None else "running"
+
+
+def _integer(value: Any) -> Any:
+    # bool is an int to Python; a start time of True is a caller bug, not 1 ns after 1970.
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    return value
+
+
+class OtelSpan(Record):
+    """One OpenTelemetry span (``mastra_traces``).
+
+    ``start_time``/``end_time`` are integer nanoseconds since the Unix epoch and round-trip
+    exactly. ``kind``: 0 internal, 1 client, 2 server, 3 producer, 4 consumer. ``status`` is
+    ``{"code": 0|1|2, "message"?: str}``. ``other`` is JSON text; a dict or list given for it
+    is serialized.
+    """
+
+    id: str = Field(min_length=1)
+    parent_span_id: str | None = stored("parentSpanId", default=None)
+    name: str
+    trace_id: str = stored("traceId", min_length=1)
+    scope: str
+    kind: int = Field(ge=0, le=4)
+    attributes: dict[str, Any] | None = None
+    status: dict[str, Any] | None = None
+    events: list[Any] | None = None
+    links: list[Any] | None = None
+    other: str | None = None
+    start_time: int = stored("startTime", ge=0, le=INT64_MAX)
+    end_time: int = stored("endTime", ge=0, le=INT64_MAX)
+    created_at: Timestamp = when("createdAt")
+
+    @field_validator("id", "trace_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        return _not_blank(value)
+
+    @field_validator("kind", "start_time", "end_time", mode="before")
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        return _integer(value)
+
+    @field_validator("other", mode="before")
+    @classmethod
+    def _other_as_json_text(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        try:
+            # Compact, like Mastra's JSON.stringify.
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"must be JSON text or a JSON-serializable value ({exc})") from exc

@@ -1,0 +1,34 @@
+"""Records of the workflow definitions domain (beta): definitions and their numbered versions."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.json import JsonObject, JsonValue, StringList
+
+__all__ = ["WorkflowDefinition", "WorkflowDefinitionVersion"]
+
+
+class WorkflowDefinition(Record):
+    """A stored workflow definition; ``active_version_id`` names the version in use."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    name: str = Field(min_length=1)
+    description: str | None = None
+    metadata: JsonObject | None = None
+    active_version_id: str | None = stored("activeVersionId", default=None)
+    created_at: Timestamp = when("createdAt")
+    updated_at: Timestamp = when("updatedAt")
+
+
+class WorkflowDefinitionVersion(Record):
+    """An immutable snapshot of a definition, numbered 1, 2, ... per definition."""
+
+    id: str = Field(default_factory=uuid4_str, min_length=1)
+    workflow_definition_id: str = stored("workflowDefinitionId", min_length=1)
+    version_number: int = stored("versionNumber", ge=1)
+    snapshot: JsonValue = None
+    changed_fields: StringList | None = stored("changedFields", default=None)
+    change_message: str | None = stored("changeMessage", default=None)
+    created_at: Timestamp = when("createdAt")

@@ -1,0 +1,244 @@
+"""Render the schema reference (docs/schema.md) from ``composite_store.schema``.
+
+    python -m composite_store.schema_doc > docs/schema.md
+
+Tables, columns, keys and index names all come from the schema module; the SQLite types are
+compiled from the SQLite dialect. What is written by hand here is prose: what each domain is
+for, how the other backends map the logical types, and where we deviate from the seed's
+documented tables. A test fails when docs/schema.md differs from :func:`render`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlalchemy.dialects import sqlite
+
+from composite_store.schema import (
+    DEFAULT_PREFIX,
+    DOMAINS,
+    SCHEMA_VERSION,
+    TABLES,
+    ColumnType,
+    TableSpec,
+    table,
+    tables_for,
+)
+from composite_store.sql.sqlite import SqliteDialect
+
+__all__ = ["DEVIATIONS", "Deviation", "main", "render"]
+
+#: One line per domain: what it keeps.
+DOMAIN_PURPOSE: dict[str, str] = {
+    "memory": "conversation threads, their messages, and resources (users) with working memory",
+    "workflows": "workflow run snapshots, upserted by (workflow_name, run_id)",
+    "workflow_definitions": "stored workflow definitions and their numbered versions (beta)",
+    "scores": "scorer results and eval results",
+    "observability": "AI spans (agent, tool, model spans) and OpenTelemetry spans",
+    "datasets": "datasets and their items, versioned SCD-2 style",
+    "experiments": "experiment runs over datasets and their per-item results",
+}
+
+#: How each backend stores a logical type (the SQLite column is compiled, not written here).
+PHYSICAL: dict[ColumnType, dict[str, str]] = {
+    ColumnType.TEXT: {
+        "PostgreSQL": "TEXT",
+        "MySQL / MariaDB": "TEXT (VARCHAR for key columns)",
+        "Oracle": "CLOB (VARCHAR2 for key columns)",
+    },
+    ColumnType.JSON: {
+        "PostgreSQL": "JSONB",
+        "MySQL / MariaDB": "JSON",
+        "Oracle": "JSON / CLOB",
+    },
+    ColumnType.TIMESTAMP: {
+        "PostgreSQL": 'TIMESTAMP (UTC wall clock) + shadow "<name>Z" TIMESTAMPTZ',
+        "MySQL / MariaDB": "DATETIME (UTC wall clock, milliseconds)",
+        "Oracle": "TIMESTAMP (UTC wall clock)",
+    },
+    ColumnType.INTEGER: {
+        "PostgreSQL": "INTEGER",
+        "MySQL / MariaDB": "INTEGER",
+        "Oracle": "INTEGER",
+    },
+    ColumnType.BIGINT: {
+        "PostgreSQL": "BIGINT",
+        "MySQL / MariaDB": "BIGINT",
+        "Oracle": "NUMBER(19)",
+    },
+    ColumnType.FLOAT: {"PostgreSQL": "FLOAT", "MySQL / MariaDB": "FLOAT", "Oracle": "FLOAT"},
+    ColumnType.BOOLEAN: {"PostgreSQL": "BOOLEAN", "MySQL / MariaDB": "BOOL", "Oracle": "NUMBER(1)"},
+}
+
+SQLITE_NOTES: dict[ColumnType, str] = {
+    ColumnType.JSON: " (JSON text; SQLite's binary JSONB is read too)",
+    ColumnType.TIMESTAMP: " (`YYYY-MM-DDTHH:MM:SS.sssZ`)",
+}
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A place where the stored schema differs from the seed's documented table."""
+
+    table: str
+    column: str
+    text: str
+    #: The logical type the column must have for the text to hold (checked by ``render``).
+    type: ColumnType | None = None
+
+
+#: Deviations from Mastra's documented tables (each is how Mastra's own code stores the data).
+_AS_JSON = "JSON (JSONB on PostgreSQL) where the documentation says text, as Mastra stores it."
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation("threads", "metadata", _AS_JSON, ColumnType.JSON),
+    Deviation("resources", "metadata", _AS_JSON, ColumnType.JSON),
+    Deviation("workflow_snapshot", "snapshot", _AS_JSON, ColumnType.JSON),
+    Deviation("messages", "role", "`system` is a role too, besides `user` and `assistant`."),
+    Deviation("messages", "type", "a column the documentation lacks (`v2` by default)."),
+)
+
+
+def _sqlite_type(kind: ColumnType) -> str:
+    column = next(c for t in TABLES for c in t.columns if c.type is kind)
+    compiled = SqliteDialect().column_type(column).compile(dialect=sqlite.dialect())
+    return f"{compiled}{SQLITE_NOTES.get(kind, '')}"
+
+
+def _check_deviations() -> None:
+    for dev in DEVIATIONS:
+        spec = table(dev.table)
+        if dev.column not in spec.column_names:
+            raise AssertionError(f"deviation names {dev.table}.{dev.column}, which is no column")
+        if dev.type is not None and spec.column(dev.column).type is not dev.type:
+            raise AssertionError(f"deviation {dev.table}.{dev.column} is not {dev.type.value}")
+
+
+def _cols(columns: tuple[tuple[str, bool], ...]) -> str:
+    return ", ".join(f"`{name}`{' DESC' if desc else ''}" for name, desc in columns)
+
+
+def _table_section(spec: TableSpec) -> Iterator[str]:
+    name = spec.name(DEFAULT_PREFIX)
+    yield f"#### `{name}`"
+    yield ""
+    yield "| column | type | null | notes |"
+    yield "|---|---|---|---|"
+    for col in spec.columns:
+        notes = []
+        if col.name in spec.primary_key:
+            notes.append("primary key")
+        if col.key:
+            notes.append("lookup key")
+        null = "null" if col.nullable and col.name not in spec.primary_key else "not null"
+        yield f"| `{col.name}` | {col.type.value} | {null} | {', '.join(notes)} |"
+    yield ""
+    if spec.primary_key:
+        yield f"- Primary key: ({', '.join(f'`{c}`' for c in spec.primary_key)})"
+    else:
+        yield "- Primary key: none"
+    for unique in spec.unique:
+        constraint = f"{name}_{'_'.join(unique)}_key"
+        yield f"- Unique: ({', '.join(f'`{c}`' for c in unique)}), constraint `{constraint}`"
+    for index in spec.indexes:
+        kind = "Unique index" if index.unique else "Index"
+        yield f"- {kind} `{index.name(name)}` on ({_cols(index.columns)})"
+    yield ""
+
+
+def render() -> str:
+    """The whole of docs/schema.md."""
+    _check_deviations()
+    out: list[str] = [
+        "# Schema reference",
+        "",
+        "<!-- Generated by `python -m composite_store.schema_doc > docs/schema.md` from",
+        "     composite_store/schema.py. Do not edit by hand: a test compares the two. -->",
+        "",
+        "composite-store stores Mastra's documented tables: the same table and column names and",
+        "the same JSON shapes. Table names carry the prefix `mastra_` by default (option",
+        "`prefix`); the names below use it. On PostgreSQL and SQLite a database written by",
+        "composite-store can be read by a Mastra application and the other way round. MongoDB",
+        "and Redis use the same field names with their own physical layout.",
+        "",
+        f"Schema version: {SCHEMA_VERSION} (recorded per domain by `init()`).",
+        "",
+        "## Domains",
+        "",
+        "| domain | tables | what it keeps |",
+        "|---|---|---|",
+    ]
+    for domain in DOMAINS:
+        names = ", ".join(f"`{t.name(DEFAULT_PREFIX)}`" for t in tables_for(domain))
+        out.append(f"| `{domain}` | {names} | {DOMAIN_PURPOSE[domain]} |")
+    out += [
+        "",
+        "## Types",
+        "",
+        "Columns have a logical type; each backend maps it to a physical one. At the API every",
+        "timestamp is a timezone-aware UTC datetime of millisecond precision. A *lookup key*",
+        "column takes part in a key or index, so backends that need it use a bounded text type.",
+        "",
+        "| logical | SQLite / libSQL | PostgreSQL | MySQL / MariaDB | Oracle |",
+        "|---|---|---|---|---|",
+    ]
+    for kind in ColumnType:
+        row = PHYSICAL[kind]
+        out.append(
+            f"| {kind.value} | {_sqlite_type(kind)} | {row['PostgreSQL']} | "
+            f"{row['MySQL / MariaDB']} | {row['Oracle']} |"
+        )
+    out += [
+        "",
+        "MongoDB and Redis keep the documented field names with a physical layout of their",
+        "own (collections and indexes, key spaces); each adapter's documentation describes it.",
+        "",
+        "## Sharing a database with Mastra",
+        "",
+        "PostgreSQL:",
+        "",
+        "- The default schema is `public`. Index names carry no schema prefix; the workflow",
+        "  snapshot's unique constraint does:",
+        "  `public_mastra_workflow_snapshot_workflow_name_run_id_key`.",
+        "- Every timestamp column `c` is `TIMESTAMP` holding the UTC wall clock, plus a shadow",
+        '  column `"cZ" TIMESTAMPTZ DEFAULT now()`. Both are written on every insert and update;',
+        '  reads take `COALESCE("cZ", "c" AT TIME ZONE \'UTC\')`.',
+        "- `mastra_messages.content` is TEXT holding compact JSON; a content that is a plain",
+        "  string is a legacy message, read as one text part.",
+        "- JSON columns are JSONB objects; a JSONB string holding JSON text is parsed on read.",
+        "",
+        "SQLite / libSQL:",
+        "",
+        "- Timestamps are TEXT, exactly `YYYY-MM-DDTHH:MM:SS.sssZ`, so that they sort and",
+        "  range-filter as strings alongside Mastra's rows.",
+        "- JSON columns are written as JSON text; SQLite's binary JSONB (as Mastra writes it)",
+        "  is accepted on read where the engine can decode it.",
+        "- Files use WAL, a busy timeout and `synchronous=NORMAL`, as Mastra's do.",
+        "",
+        "## Deviations from Mastra's documented tables",
+        "",
+        "Mastra's reference documentation of its tables differs from what Mastra's own code",
+        "stores in a few places; composite-store stores what Mastra's code stores:",
+        "",
+    ]
+    for dev in DEVIATIONS:
+        out.append(f"- `{table(dev.table).name(DEFAULT_PREFIX)}.{dev.column}`: {dev.text}")
+    out += ["", "## Tables", ""]
+    for domain in DOMAINS:
+        out += [f"### Domain `{domain}`", "", f"{DOMAIN_PURPOSE[domain].capitalize()}.", ""]
+        for spec in tables_for(domain):
+            out += list(_table_section(spec))
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    """Write the reference to stdout."""
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The conformance suite on MongoDB (a throwaway SecantusDB server unless
+``COMPOSITE_STORE_TEST_MONGODB_URL`` is set), in a database provisioned for the session, with
+the ``$jsonSchema`` validators on."""
+
+import pytest
+from composite_store_conformance import MemorySuite, WorkflowsSuite
+from servers import mongodb
+
+from composite_store import open_store
+from composite_store.store import Store
+
+
+@pytest.fixture(scope="session")
+def store_factory(request: pytest.FixtureRequest) -> Store:
+    return open_store(mongodb.session_url(request) + "&validator=true")
+
+
+class TestMongoMemory(MemorySuite):
+    pass
+
+
+class TestMongoWorkflows(WorkflowsSuite):
+    pass

@@ -1,0 +1,113 @@
+"""A MongoDB server for the tests: ``COMPOSITE_STORE_TEST_MONGODB_URL``, else a throwaway
+SecantusDB server (PyPI ``secantusdb``, a MongoDB wire-protocol server on WiredTiger; no mongod
+is obtainable here) started on a free loopback port for the test session.
+
+SecantusDB runs in its own process, so its Python work does not share the test process's GIL.
+By default it presents itself as a one-node replica set (``setName: secantus``): transactions
+work and the adapter's ``atomic_batches`` path is the one tested. ``start_throwaway(
+standalone=True)`` starts one without the replica-set advertisement, for the
+no-transaction path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import subprocess
+import sys
+
+import pytest
+from backends import ran, unreachable
+from composite_store_mongodb.provision import create_namespace, drop_namespace, store_url
+
+from composite_store.errors import redact
+from servers import Found, ThrowawayDir, free_port, reachable, wait_until
+
+__all__ = ["BACKEND", "find", "session_url", "start_throwaway"]
+
+BACKEND = "mongodb"
+ENV = "COMPOSITE_STORE_TEST_MONGODB_URL"
+#: Seconds a throwaway server gets to answer (it imports a lot of Python first).
+STARTUP_SECONDS = 60
+
+
+async def _probe(url: str) -> None:
+    """Works only where the tests can work: connect, and create and drop a database."""
+    await drop_namespace(url, await create_namespace(url))
+
+
+@functools.cache
+def find() -> Found | str:
+    """The server to test against, or why there is none (looked up once per process)."""
+    env = os.environ.get(ENV)
+    if env:
+        failure = reachable(lambda: _probe(env))
+        return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    return start_throwaway()
+
+
+def start_throwaway(*, standalone: bool = False) -> Found | str:
+    """Start a SecantusDB server on a free loopback port; stopped at process exit."""
+    try:
+        import secantus  # noqa: F401 - only checks that the test dependency is installed
+    except ImportError:
+        return "secantusdb is not installed (it is in the dev dependency group: uv sync)"
+    tmp = ThrowawayDir("composite-store-mongodb-")
+    # An explicit (empty) config file turns off SecantusDB's discovery of ./secantusd.toml,
+    # ~/.secantus/ and /etc/secantus/, so nothing on the machine changes the server.
+    config = tmp.path / "secantusd.toml"
+    config.write_text("")
+    port = free_port()
+    args = [
+        sys.executable, "-m", "secantus",
+        "--config", str(config),
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--storage-path", str(tmp.path / "data"),
+        "--cache-size", "256M",
+        "--log-level", "WARNING",
+    ]
+    if standalone:
+        args.append("--standalone")
+    log = (tmp.path / "server.log").open("wb")
+    try:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    except OSError as exc:
+        log.close()
+        tmp.cleanup()
+        return f"could not start secantusdb: {exc}"
+
+    def stop() -> None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+    tmp.on_cleanup(stop)
+    url = f"mongodb://127.0.0.1:{port}/admin?serverSelectionTimeoutMS=2000"
+    failure = wait_until(lambda: _probe(url), STARTUP_SECONDS)
+    if failure:
+        exited = process.poll()
+        tail = (tmp.path / "server.log").read_text(errors="replace").strip().splitlines()[-1:]
+        tmp.cleanup()
+        state = f"exited {exited}" if exited is not None else "still starting"
+        return f"throwaway secantusdb did not answer ({state}): {failure} {tail}"
+    kind = "standalone" if standalone else "one-node replica set"
+    return Found(url, f"throwaway secantusdb 127.0.0.1:{port} ({kind})")
+
+
+def session_url(request: pytest.FixtureRequest, found: Found | str | None = None) -> str:
+    """A store URL on a fresh database, dropped when the session ends. Skips or fails when
+    unreachable."""
+    found = find() if found is None else found
+    if isinstance(found, str):
+        unreachable(BACKEND, found)
+    server = found
+    name = asyncio.run(create_namespace(server.url))
+    request.addfinalizer(lambda: asyncio.run(drop_namespace(server.url, name)))
+    ran(BACKEND, server.how)
+    return store_url(server.url, name)

@@ -1,0 +1,747 @@
+"""Working memory (``composite_store.memory``) on every store the fixture reaches.
+
+Each test runs once per entry of ``BACKENDS``; add a backend with one line there. Tests open
+their own store inside ``asyncio.run`` (the store binds to that loop) and clear the memory
+domain first, so a shared server URL works as well as a fresh file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, ParamSpec
+
+import pytest
+from backends import ran, unreachable
+from pydantic import BaseModel
+
+from composite_store import (
+    ConflictError,
+    Message,
+    NotFoundError,
+    Store,
+    UnsupportedOperationError,
+    ValidationError,
+    open_store,
+)
+from composite_store.domains.memory import MemoryDomain
+from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingMemoryConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: backend -> store URL for one test (given a fresh temporary directory); None: unreachable.
+BACKENDS: dict[str, Callable[[Path], str | None]] = {
+    "memory": lambda tmp: "memory://",
+    "sqlite": lambda tmp: f"sqlite:///{tmp / 'working-memory.db'}",
+}
+
+P = ParamSpec("P")
+
+
+def async_test(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """Run an ``async def`` test on a fresh event loop (pytest-asyncio is not used here)."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        asyncio.run(fn(*args, **kwargs))
+
+    return run
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    found = BACKENDS[request.param](tmp_path)
+    if found is None:
+        unreachable(request.param, "no store URL for it on this machine")
+    ran(request.param, "working memory tests")
+    return found
+
+
+@asynccontextmanager
+async def opened(url: str) -> AsyncIterator[Store]:
+    store = open_store(url)
+    await store.memory.init()
+    await store.memory.dangerously_clear_all()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+class Profile(BaseModel):
+    name: str | None = None
+    address: Address | None = None
+    tags: list[str] | None = None
+
+
+class Address(BaseModel):
+    city: str | None = None
+    zip: str | None = None
+
+
+Profile.model_rebuild()
+
+PROFILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "address": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+        },
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+}
+SCHEMAS = {"pydantic": Profile, "json_schema": PROFILE_SCHEMA}
+SCOPES = ("resource", "thread")
+
+FILLED = "# User Profile\n- **Name**: Ana\n- **Location**: Lisbon\n"
+
+
+def wm(scope: str = "resource", **kw: Any) -> WorkingMemoryConfig:
+    return WorkingMemoryConfig(scope=scope, **kw)  # type: ignore[arg-type]
+
+
+async def stored_raw(store: Store, *, resource: str = "u1", thread: str = "t1") -> tuple[Any, Any]:
+    """(resource workingMemory, thread metadata workingMemory), read past Memory."""
+    res = await store.memory.get_resource_by_id(resource_id=resource)
+    thr = await store.memory.get_thread_by_id(thread_id=thread)
+    return (
+        res.working_memory if res else None,
+        (thr.metadata or {}).get("workingMemory") if thr else None,
+    )
+
+
+# -- scopes -------------------------------------------------------------------------------------
+
+
+@async_test
+async def test_resource_scope_is_shared_by_the_threads_of_a_resource(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=WorkingMemoryConfig())
+        assert memory.config.scope == "resource"
+        for tid, rid in (("t1", "u1"), ("t2", "u1"), ("t3", "u2")):
+            await memory.create_thread(thread_id=tid, resource_id=rid)
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
+        assert await memory.get_working_memory(thread_id="t3", resource_id="u2") is None
+        assert await stored_raw(store) == (FILLED, None)
+
+
+@async_test
+async def test_thread_scope_is_isolated_per_thread(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread"))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        await memory.create_thread(thread_id="t2", resource_id="u1")
+        await memory.update_working_memory(thread_id="t1", working_memory=FILLED)
+        assert await memory.get_working_memory(thread_id="t1") == FILLED
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") is None
+        assert await stored_raw(store) == (None, FILLED)
+
+
+@async_test
+async def test_switching_scope_hides_the_other_scopes_memory(url: str) -> None:
+    async with opened(url) as store:
+        by_resource = Memory(store, working_memory=wm("resource"))
+        by_thread = Memory(store, working_memory=wm("thread"))
+        await by_resource.create_thread(thread_id="t1", resource_id="u1")
+        await by_resource.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory="resource notes"
+        )
+        assert await by_thread.get_working_memory(thread_id="t1", resource_id="u1") is None
+        await by_thread.update_working_memory(thread_id="t1", working_memory="thread notes")
+        assert await by_resource.get_working_memory(thread_id="t1", resource_id="u1") == (
+            "resource notes"
+        )
+        assert await by_thread.get_working_memory(thread_id="t1") == "thread notes"
+
+
+@async_test
+async def test_resource_scope_without_resource_id_says_how_to_fix_it(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("resource"))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        fix = r"no resource_id was given: pass resource_id=.*scope='thread'"
+        with pytest.raises(ValidationError, match=fix):
+            await memory.get_working_memory(thread_id="t1")
+        with pytest.raises(ValidationError, match=fix):
+            await memory.update_working_memory(thread_id="t1", working_memory=FILLED)
+        with pytest.raises(ValidationError, match=fix):
+            await memory.apply_tool_call(TOOL_NAME, {"memory": FILLED}, thread_id="t1")
+        with pytest.raises(ValidationError, match=fix):
+            await memory.system_message(thread_id="t1")
+        # It never falls back to the thread's owner.
+        assert await stored_raw(store) == (None, None)
+
+
+@async_test
+async def test_a_thread_of_another_resource_is_refused(url: str) -> None:
+    async with opened(url) as store:
+        for scope in ("resource", "thread"):
+            memory = Memory(store, working_memory=wm(scope))
+            if scope == "resource":
+                await memory.create_thread(thread_id="t1", resource_id="u1")
+            with pytest.raises(ValidationError, match="belongs to another resource than 'u2'"):
+                await memory.update_working_memory(
+                    thread_id="t1", resource_id="u2", working_memory=FILLED
+                )
+        assert await stored_raw(store, resource="u2") == (None, None)
+        with pytest.raises(ConflictError, match="belongs to another resource"):
+            await memory.create_thread(thread_id="t1", resource_id="u2")
+
+
+@async_test
+async def test_thread_scope_needs_the_thread(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread"))
+        assert await memory.get_working_memory(thread_id="nope") is None
+        with pytest.raises(NotFoundError, match=r"create it first with memory\.create_thread"):
+            await memory.update_working_memory(thread_id="nope", working_memory=FILLED)
+
+
+# -- templates ----------------------------------------------------------------------------------
+
+
+@async_test
+async def test_default_and_custom_templates_reach_the_model(url: str) -> None:
+    async with opened(url) as store:
+        default = Memory(store, working_memory=wm())
+        assert default.config.effective_template == DEFAULT_TEMPLATE
+        text = await default.system_message(thread_id="t1", resource_id="u1")
+        assert DEFAULT_TEMPLATE.strip() in text
+        assert "nothing has been saved yet" in text
+        custom = Memory(store, working_memory=wm(template="# Trip\n- **Destination**:\n"))
+        await custom.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory="# Trip\n- **Destination**: Oslo\n"
+        )
+        text = await custom.system_message(thread_id="t1", resource_id="u1")
+        shown = "<working_memory_template>\n# Trip\n- **Destination**:\n</working_memory_template>"
+        assert shown in text
+        assert "- **Destination**: Oslo" in text
+        assert TOOL_NAME in text and "complete Markdown document" in text
+
+
+@async_test
+async def test_template_updates_replace_the_whole_text(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm())
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        result = await memory.apply_tool_call(
+            TOOL_NAME,
+            {"memory": "# User Profile\n- **Name**: Bo\n"},
+            thread_id="t1",
+            resource_id="u1",
+        )
+        assert result == {"success": True, "message": "Working memory updated."}
+        assert await memory.get_working_memory(thread_id="t1", resource_id="u1") == (
+            "# User Profile\n- **Name**: Bo\n"
+        )
+
+
+@pytest.mark.parametrize("scope", ["resource", "thread"])
+@async_test
+async def test_empty_template_never_overwrites_memory(url: str, scope: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(scope))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        # With nothing stored yet, the bare template is an acceptable first write.
+        await memory.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory=DEFAULT_TEMPLATE
+        )
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        reflowed = "  " + DEFAULT_TEMPLATE.replace("\n", "\n\n   ") + "\n\t"
+        for empty in (reflowed, DEFAULT_TEMPLATE, "", "  \n"):
+            result = await memory.apply_tool_call(
+                TOOL_NAME, {"memory": empty}, thread_id="t1", resource_id="u1"
+            )
+            assert result["success"] is False
+            assert "empty template" in result["message"]
+            assert "nothing was written" in result["message"]
+            with pytest.raises(ValidationError, match="refusing to replace the stored working"):
+                await memory.update_working_memory(
+                    thread_id="t1", resource_id="u1", working_memory=empty
+                )
+        assert await memory.get_working_memory(thread_id="t1", resource_id="u1") == FILLED
+
+
+@async_test
+async def test_template_mode_wants_text(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm())
+        result = await memory.apply_tool_call(
+            TOOL_NAME, {"memory": {"name": "Ana"}}, thread_id="t1", resource_id="u1"
+        )
+        assert result["success"] is False
+        assert "must be the Markdown text as a string, got an object" in result["message"]
+        with pytest.raises(ValidationError, match="working_memory must be Markdown text"):
+            await memory.update_working_memory(
+                thread_id="t1", resource_id="u1", working_memory={"name": "Ana"}
+            )
+        assert await memory.get_working_memory(thread_id="t1", resource_id="u1") is None
+
+
+# -- schemas ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+@pytest.mark.parametrize("scope", ["resource", "thread"])
+@async_test
+async def test_schema_updates_merge(url: str, kind: str, scope: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(scope, schema=SCHEMAS[kind]))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+
+        async def call(patch: Any) -> dict[str, Any]:
+            result = await memory.apply_tool_call(
+                TOOL_NAME, {"memory": patch}, thread_id="t1", resource_id="u1"
+            )
+            assert result["success"] is True, result
+            got = await memory.get_working_memory(thread_id="t1", resource_id="u1")
+            assert isinstance(got, dict)
+            return got
+
+        first = {"name": "Ana", "tags": ["a", "b"]}
+        assert await call(first) == first
+        # Nested objects merge; nulls inside a new object are not stored.
+        assert await call({"address": {"city": "Lisbon", "zip": None}}) == {
+            "name": "Ana", "tags": ["a", "b"], "address": {"city": "Lisbon"},
+        }
+        assert await call({"address": {"zip": "1000"}}) == {
+            "name": "Ana", "tags": ["a", "b"], "address": {"city": "Lisbon", "zip": "1000"},
+        }
+        # Arrays replace; null deletes; a JSON string is accepted too.
+        assert await call(json.dumps({"tags": ["c"], "name": None})) == {
+            "tags": ["c"], "address": {"city": "Lisbon", "zip": "1000"},
+        }
+        # Programmatic updates merge the same way and return the result.
+        assert await memory.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory={"address": {"city": None}}
+        ) == {"tags": ["c"], "address": {"zip": "1000"}}
+        raw = (await stored_raw(store))[0 if scope == "resource" else 1]
+        assert json.loads(raw) == {"tags": ["c"], "address": {"zip": "1000"}}
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+@async_test
+async def test_invalid_schema_updates_are_rejected_and_change_nothing(url: str, kind: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(schema=SCHEMAS[kind]))
+        await memory.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory={"name": "Ana", "tags": ["x"]}
+        )
+        before = await stored_raw(store)
+        bad = {"name": 5, "address": {"city": ["not", "text"]}}
+        result = await memory.apply_tool_call(
+            TOOL_NAME, {"memory": bad}, thread_id="t1", resource_id="u1"
+        )
+        assert result["success"] is False
+        message = result["message"]
+        assert "invalid working memory" in message and "the stored memory was kept" in message
+        assert "name" in message and "address.city" in message
+        with pytest.raises(ValidationError, match=r"invalid working memory: .*name"):
+            await memory.update_working_memory(
+                thread_id="t1", resource_id="u1", working_memory={"name": 5}
+            )
+        unusable: list[Any] = ['{"name": ', "[1, 2]", ["a"], 7]
+        for patch in unusable:
+            result = await memory.apply_tool_call(
+                TOOL_NAME, {"memory": patch}, thread_id="t1", resource_id="u1"
+            )
+            assert result["success"] is False, patch
+        assert await stored_raw(store) == before
+
+
+@async_test
+async def test_schema_update_with_nothing_in_it_writes_nothing(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(schema=PROFILE_SCHEMA))
+        nothing: list[Any] = [None, {}, "{}"]
+        for patch in nothing:
+            result = await memory.apply_tool_call(
+                TOOL_NAME, {"memory": patch}, thread_id="t1", resource_id="u1"
+            )
+            assert result == {
+                "success": True,
+                "message": "Nothing to change: the working memory was left as it is.",
+            }
+        assert await store.memory.get_resource_by_id(resource_id="u1") is None
+
+
+@async_test
+async def test_stored_text_that_is_not_json_is_reported_with_the_fix(url: str) -> None:
+    async with opened(url) as store:
+        await store.memory.update_resource(resource_id="u1", working_memory="# Notes in Markdown")
+        memory = Memory(store, working_memory=wm(schema=PROFILE_SCHEMA))
+        with pytest.raises(ValidationError, match=r"written in template mode.*update_resource"):
+            await memory.get_working_memory(thread_id="t1", resource_id="u1")
+
+
+# -- initial memory from thread metadata ---------------------------------------------------------
+
+
+@async_test
+async def test_thread_metadata_seeds_resource_memory(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("resource"))
+        thread = await memory.create_thread(
+            thread_id="t1", resource_id="u1", title="Hi", metadata={"workingMemory": FILLED, "x": 1}
+        )
+        assert thread.title == "Hi" and thread.metadata == {"workingMemory": FILLED, "x": 1}
+        assert await stored_raw(store) == (FILLED, FILLED)
+        # Another thread of the resource sees it; an empty-template seed does not erase it.
+        await memory.create_thread(
+            thread_id="t2", resource_id="u1", metadata={"workingMemory": DEFAULT_TEMPLATE}
+        )
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
+
+
+@async_test
+async def test_thread_metadata_seeds_thread_memory(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread", schema=Profile))
+        await memory.create_thread(
+            thread_id="t1", resource_id="u1", metadata={"workingMemory": {"name": "Ana"}}
+        )
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana"}
+        assert await stored_raw(store) == (None, '{"name":"Ana"}')
+        # Creating it again merges the new seed into the thread's memory.
+        again = await memory.create_thread(
+            thread_id="t1", resource_id="u1", metadata={"workingMemory": '{"tags": ["x"]}'}
+        )
+        assert again.id == "t1"
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+
+
+@async_test
+async def test_an_invalid_seed_writes_nothing(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("resource", schema=Profile))
+        with pytest.raises(ValidationError, match="name"):
+            await memory.create_thread(
+                thread_id="t1", resource_id="u1", metadata={"workingMemory": {"name": 5}}
+            )
+        assert await stored_raw(store) == (None, None)
+        assert await store.memory.get_thread_by_id(thread_id="t1") is None
+
+
+# -- read-only and disabled --------------------------------------------------------------------
+
+
+@async_test
+async def test_read_only_memory_is_shown_but_never_written(url: str) -> None:
+    async with opened(url) as store:
+        writer = Memory(store, working_memory=wm())
+        await writer.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        reader = Memory(store, working_memory=wm(), read_only=True)
+        assert reader.list_tools() == []
+        text = await reader.system_message(thread_id="t1", resource_id="u1")
+        assert "READ-ONLY" in text and "- **Name**: Ana" in text and TOOL_NAME not in text
+        result = await reader.apply_tool_call(
+            TOOL_NAME, {"memory": "# replaced"}, thread_id="t1", resource_id="u1"
+        )
+        assert result["success"] is False and "read-only" in result["message"]
+        with pytest.raises(UnsupportedOperationError, match="read-only"):
+            await reader.update_working_memory(
+                thread_id="t1", resource_id="u1", working_memory="# replaced"
+            )
+        await reader.create_thread(
+            thread_id="t2", resource_id="u1", metadata={"workingMemory": "# seeded"}
+        )
+        assert await reader.get_working_memory(thread_id="t1", resource_id="u1") == FILLED
+
+
+@async_test
+async def test_read_only_per_call(url: str) -> None:
+    async with opened(url) as store:
+        writable = Memory(store, working_memory=wm())
+        await writable.update_working_memory(
+            thread_id="t1", resource_id="u1", working_memory=FILLED
+        )
+        assert writable.list_tools(read_only=True) == []
+        text = await writable.system_message(thread_id="t1", resource_id="u1", read_only=True)
+        assert "READ-ONLY" in text and TOOL_NAME not in text and "Ana" in text
+        assert TOOL_NAME in await writable.system_message(thread_id="t1", resource_id="u1")
+        assert await writable.get_working_memory(
+            thread_id="t1", resource_id="u1", read_only=True
+        ) == FILLED
+        locked = Memory(store, working_memory=wm(), read_only=True)
+        assert [t["name"] for t in locked.list_tools(read_only=False)] == [TOOL_NAME]
+        assert TOOL_NAME in await locked.system_message(
+            thread_id="t1", resource_id="u1", read_only=False
+        )
+
+
+@async_test
+async def test_memory_without_working_memory_offers_nothing(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store)
+        assert memory.enabled is False and memory.list_tools() == []
+        assert await memory.system_message(thread_id="t1") == ""
+        assert await memory.get_working_memory(thread_id="t1") is None
+        with pytest.raises(UnsupportedOperationError, match="working memory is off"):
+            await memory.update_working_memory(thread_id="t1", working_memory="x")
+        with pytest.raises(UnsupportedOperationError, match="working memory is off"):
+            await memory.apply_tool_call(TOOL_NAME, {"memory": "x"}, thread_id="t1")
+        thread = await memory.create_thread(
+            thread_id="t1", resource_id="u1", metadata={"workingMemory": "x"}
+        )
+        assert thread.metadata == {"workingMemory": "x"}
+        assert await stored_raw(store) == (None, "x")
+
+
+@async_test
+async def test_apply_tool_call_refuses_what_is_not_its_tool(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm())
+        with pytest.raises(ValidationError, match="'search' is not a working memory tool"):
+            await memory.apply_tool_call("search", {}, thread_id="t1", resource_id="u1")
+        for arguments, expected in (
+            ("{not json", "not valid JSON"),
+            ({}, "missing the `memory` argument"),
+            ({"memory": "x", "why": "y"}, r"unexpected arguments \['why'\]"),
+            ('["memory"]', "must be a JSON object"),
+        ):
+            result = await memory.apply_tool_call(
+                TOOL_NAME, arguments, thread_id="t1", resource_id="u1"
+            )
+            assert result["success"] is False
+            assert re.search(expected, result["message"]), result
+        assert await stored_raw(store) == (None, None)
+
+
+# -- concurrency -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scope", ["resource", "thread"])
+@async_test
+async def test_concurrent_tool_calls_in_one_process_lose_nothing(
+    url: str, scope: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="composite_store.memory")
+    async with opened(url) as store:
+        config = wm(scope, schema={"type": "object"})
+        # Two Memory objects on one store share the per-key lock; both must be safe.
+        first, second = Memory(store, working_memory=config), Memory(store, working_memory=config)
+        await first.create_thread(thread_id="t1", resource_id="u1")
+        calls = [
+            (first if i % 2 else second).apply_tool_call(
+                TOOL_NAME, {"memory": {"seen": {f"k{i}": i}}}, thread_id="t1", resource_id="u1"
+            )
+            for i in range(40)
+        ]
+        results = await asyncio.gather(*calls)
+        assert all(r["success"] for r in results)
+        got = await first.get_working_memory(thread_id="t1", resource_id="u1")
+        assert got == {"seen": {f"k{i}": i for i in range(40)}}
+        # The per-key lock queued the writers: none had to retry a compare-and-set.
+        assert [r.message for r in caplog.records if "changed during" in r.message] == []
+
+
+class Interfering:
+    """A memory domain where another writer changes the memory right before each write."""
+
+    def __init__(self, real: MemoryDomain, times: int) -> None:
+        self.real, self.left, self.writes = real, times, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    async def update_resource(self, **kw: Any) -> Any:
+        if self.left > 0:
+            self.left -= 1
+            self.writes += 1
+            current = await self.real.get_resource_by_id(resource_id=kw["resource_id"])
+            data = json.loads(current.working_memory) if current and current.working_memory else {}
+            data[f"other{self.writes}"] = True
+            await self.real.update_resource(
+                resource_id=kw["resource_id"], working_memory=json.dumps(data)
+            )
+        return await self.real.update_resource(**kw)
+
+
+@async_test
+async def test_a_write_from_elsewhere_is_merged_not_lost(url: str) -> None:
+    async with opened(url) as store:
+        if not store.memory.capabilities.compare_and_set:
+            pytest.skip(f"{store.backend} does not claim compare_and_set")
+        domain = Interfering(store.memory, times=3)
+        memory = Memory(
+            SimpleNamespace(memory=domain), working_memory=wm(schema={"type": "object"})
+        )
+        result = await memory.apply_tool_call(
+            TOOL_NAME, {"memory": {"mine": 1}}, thread_id="t1", resource_id="u1"
+        )
+        assert result["success"] is True
+        got = await memory.get_working_memory(thread_id="t1", resource_id="u1")
+        assert got == {"other1": True, "other2": True, "other3": True, "mine": 1}
+
+
+@async_test
+async def test_endless_conflicts_end_in_a_clear_error(url: str) -> None:
+    async with opened(url) as store:
+        if not store.memory.capabilities.compare_and_set:
+            pytest.skip(f"{store.backend} does not claim compare_and_set")
+        domain = Interfering(store.memory, times=10**6)
+        memory = Memory(
+            SimpleNamespace(memory=domain),
+            working_memory=wm(schema={"type": "object"}),
+            max_attempts=3,
+        )
+        with pytest.raises(ConflictError, match="changed under 3 attempts in a row; nothing was"):
+            await memory.update_working_memory(
+                thread_id="t1", resource_id="u1", working_memory={"mine": 1}
+            )
+        got = await memory.get_working_memory(thread_id="t1", resource_id="u1")
+        assert got == {"other1": True, "other2": True, "other3": True}
+
+
+WORKER = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from pathlib import Path
+    from composite_store import open_store
+    from composite_store.memory import Memory, WorkingMemoryConfig
+
+    url, name, count, gate = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+
+    async def main():
+        store = open_store(url)
+        memories = [
+            Memory(store, working_memory=WorkingMemoryConfig(scope=scope, schema={}))
+            for scope in ("resource", "thread")
+        ]
+        async with store:
+            (gate.parent / f"ready-{name}").touch()
+            while not gate.exists():
+                time.sleep(0.01)
+            for i in range(count):
+                for memory in memories:
+                    result = await memory.apply_tool_call(
+                        "updateWorkingMemory", {"memory": {"seen": {f"{name}-{i}": i}}},
+                        thread_id="t1", resource_id="u1")
+                    assert result["success"], result
+
+    asyncio.run(main())
+    """
+)
+
+
+@async_test
+async def test_processes_sharing_a_database_lose_nothing(url: str, tmp_path: Path) -> None:
+    if url.startswith("memory://"):
+        pytest.skip("memory:// lives in one process")
+    workers, count = 4, 25
+    async with opened(url) as store:
+        memories = [Memory(store, working_memory=wm(scope, schema={})) for scope in SCOPES]
+        await memories[0].create_thread(thread_id="t1", resource_id="u1")
+        gate = tmp_path / "go"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, url, f"w{n}", str(count), str(gate)],
+                env=env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for n in range(workers)
+        ]
+        try:
+            deadline = time.monotonic() + 120
+            while len(list(tmp_path.glob("ready-*"))) < workers:
+                assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+                assert time.monotonic() < deadline, "workers did not start"
+                await asyncio.sleep(0.05)
+            gate.touch()  # every worker starts writing at once
+            for proc in procs:
+                _, err = await asyncio.to_thread(proc.communicate, timeout=240)
+                assert proc.returncode == 0, err
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+        expected = {f"w{n}-{i}": i for n in range(workers) for i in range(count)}
+        for memory in memories:
+            got = await memory.get_working_memory(thread_id="t1", resource_id="u1")
+            assert isinstance(got, dict)
+            assert set(expected) - set(got["seen"]) == set(), memory.config.scope
+            assert got == {"seen": expected}
+
+
+# -- recall --------------------------------------------------------------------------------------
+
+
+def _message(mid: str, role: str, content: Any, seconds: int, thread: str = "t1") -> Message:
+    at = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+    return Message(
+        id=mid, thread_id=thread, role=role, content=content, created_at=at, resource_id="u1"
+    )
+
+
+@async_test
+async def test_recall_returns_the_last_messages_oldest_first(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store)
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        await store.memory.save_messages(
+            messages=[
+                _message(f"m{i:02d}", "user" if i % 2 == 0 else "assistant", f"text {i}", i)
+                for i in range(30)
+            ]
+        )
+        recalled = await memory.recall(thread_id="t1", last=3)
+        assert recalled == [
+            {"role": "assistant", "content": "text 27"},
+            {"role": "user", "content": "text 28"},
+            {"role": "assistant", "content": "text 29"},
+        ]
+        assert len(await memory.recall(thread_id="t1", resource_id="u1")) == 20
+        assert await memory.recall(thread_id="t1", last=0) == []
+        anthropic = await memory.recall(thread_id="t1", last=2, format="anthropic")
+        assert anthropic == {
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "text 28"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "text 29"}]},
+            ]
+        }
+        with pytest.raises(NotFoundError, match="not found for resource 'u2'"):
+            await memory.recall(thread_id="t1", resource_id="u2")
+        with pytest.raises(ValidationError, match="last must be an int >= 0"):
+            await memory.recall(thread_id="t1", last=-1)
+        with pytest.raises(ValidationError, match="format must be 'openai' or 'anthropic'"):
+            await memory.recall(thread_id="t1", format="gemini")  # type: ignore[call-overload]
+
+
+# -- the example ---------------------------------------------------------------------------------
+
+
+def test_the_profile_example_runs(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "working_memory_profile.py"),
+         "--db", str(tmp_path / "example.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if "working memory:" in line]
+    assert [json.loads(line.split("working memory:", 1)[1]) for line in lines] == [
+        {"name": "Ana"},
+        {"name": "Ana", "location": "Lisbon"},
+        {"name": "Ana", "location": "Lisbon", "time_zone": "Europe/Lisbon"},
+        {"name": "Ana", "location": "Lisbon", "time_zone": "Europe/Lisbon"},
+    ]
