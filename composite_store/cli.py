@@ -31,7 +31,7 @@ from composite_store.registry import known_adapters
 __all__ = ["COMMANDS", "Handler", "Subparsers", "build_parser", "main"]
 
 #: Modules whose ``add_parser(subparsers)`` registers a subcommand, in help order.
-COMMANDS: tuple[str, ...] = ("composite_store.demo",)
+COMMANDS: tuple[str, ...] = ("composite_store.demo", "composite_store.check")
 
 #: The ``subparsers`` object handed to each command module's ``add_parser``.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -66,7 +66,9 @@ class BrokenMemory(SqliteMemory):
             conn.exec_driver_sql(f'DROP INDEX IF EXISTS "{prefix}messages_thread_id_createdat_idx"')
             columns = conn.exec_driver_sql(f'PRAGMA table_info("{prefix}resources")').fetchall()
             if "legacy_notes" not in {row[1] for row in columns}:
-                conn.exec_driver_sql(f'ALTER TABLE "{prefix}resources" ADD COLUMN legacy_notes TEXT')
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{prefix}resources" ADD COLUMN legacy_notes TEXT'
+                )
 
         await self.db.run(damage, write=True)
 
@@ -152,7 +154,8 @@ def test_behaviour_suite_catches_inclusive_exclusive_bounds(broken: set[str]) ->
     assert "TestBrokenMemory::test_list_messages_date_bounds[1-3-True-True-expected3]" in caught
     assert "TestBrokenMemory::test_exclusive_bound_from_a_truncated_copy_excludes_the_row" in caught
     # Inclusive bounds still work: only the exclusive cases fail.
-    assert "TestBrokenMemory::test_list_messages_date_bounds[1-3-False-False-expected0]" not in caught
+    inclusive = "TestBrokenMemory::test_list_messages_date_bounds[1-3-False-False-expected0]"
+    assert inclusive not in caught
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 Each test runs once per entry of ``BACKENDS``; add a backend with one line there. Tests open
 their own store inside ``asyncio.run`` (the store binds to that loop) and clear the memory
-domain first, so a shared server URL works as well as a fresh file.
+domain first, so one URL serves the whole session.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec
 
 import pytest
-from backends import ran, unreachable
+import servers.postgres, servers.mariadb, servers.redis, servers.mongodb
+from backends import RAN, ran
 from pydantic import BaseModel
 
 from composite_store import (
@@ -42,10 +43,16 @@ from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingM
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: backend -> store URL for one test (given a fresh temporary directory); None: unreachable.
-BACKENDS: dict[str, Callable[[Path], str | None]] = {
-    "memory": lambda tmp: "memory://",
-    "sqlite": lambda tmp: f"sqlite:///{tmp / 'working-memory.db'}",
+#: backend -> a store URL for the test session, given the session's fixture request and a
+#: temporary directory. A server backend is one more line using its provisioner, e.g.
+#: ``"postgres": lambda request, tmp: servers.postgres.session_url(request)``.
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
+    "memory": lambda request, tmp: "memory://",
+    "sqlite": lambda request, tmp: f"sqlite:///{tmp / 'working-memory.db'}",
+    "postgres": lambda request, tmp: servers.postgres.session_url(request),
+    "mariadb": lambda request, tmp: servers.mariadb.session_url(request),
+    "redis": lambda request, tmp: servers.redis.session_url(request),
+    "mongodb": lambda request, tmp: servers.mongodb.session_url(request),
 }
 
 P = ParamSpec("P")
@@ -61,12 +68,11 @@ def async_test(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
     return run
 
 
-@pytest.fixture(params=sorted(BACKENDS))
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    found = BACKENDS[request.param](tmp_path)
-    if found is None:
-        unreachable(request.param, "no store URL for it on this machine")
-    ran(request.param, "working memory tests")
+@pytest.fixture(scope="session", params=sorted(BACKENDS))
+def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    found = BACKENDS[request.param](request, tmp_path_factory.mktemp(request.param))
+    if request.param not in RAN:  # server provisioners report how they reached the server
+        ran(request.param, "working memory tests")
     return found
 
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from bench.targets.base import Msg, SpanRow, Target
+from composite_store.schema import ColumnType, table
 
 T = TypeVar("T")
 
@@ -34,6 +35,10 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+_SPANS = table("ai_spans")
+SPAN_COLUMNS = _SPANS.column_names
+SPAN_JSON = set(_SPANS.columns_of(ColumnType.JSON))
+SPAN_TIMES = set(_SPANS.columns_of(ColumnType.TIMESTAMP))
 MESSAGE_COLUMNS = '"id", "thread_id", "content", "role", "type", "createdAt", "resourceId"'
 
 
@@ -307,4 +312,56 @@ class RawSqliteTarget(Target):
         return await self._run(read)
 
     async def save_spans(self, spans: list[SpanRow]) -> None:
-        raise NotImplementedError("W6 raw baseline lands with the observability domain")
+        names = SPAN_COLUMNS
+        values = ", ".join(["(" + ", ".join("?" * len(names)) + ")"] * len(spans))
+        quoted = ", ".join(f'"{n}"' for n in names)
+        updates = ", ".join(
+            f'"{n}" = excluded."{n}"' for n in names if n not in ("traceId", "spanId")
+        )
+        sql = (
+            f'INSERT INTO "{self.p}ai_spans" ({quoted}) VALUES {values} '
+            f'ON CONFLICT ("traceId", "spanId") DO UPDATE SET {updates}'
+        )
+        stamp = now()
+        params: list[Any] = []
+        for sp in spans:
+            row = dict.fromkeys(names)
+            row.update(
+                traceId=sp.trace_id, spanId=sp.span_id, parentSpanId=sp.parent_span_id,
+                name=sp.name, spanType=sp.span_type, isEvent=0, startedAt=ts(sp.started_at),
+                endedAt=ts(sp.ended_at) if sp.ended_at else None,
+                attributes=dumps(sp.attributes), input=dumps(sp.input), output=dumps(sp.output),
+                createdAt=stamp, updatedAt=stamp,
+            )
+            params.extend(row[n] for n in names)
+
+        def save(c: sqlite3.Connection) -> None:
+            c.execute("BEGIN IMMEDIATE")
+            c.execute(sql, params)
+            c.execute("COMMIT")
+
+        await self._run(save)
+
+    async def read_trace(self, trace_id: str) -> int:
+        quoted = ", ".join(f'"{n}"' for n in SPAN_COLUMNS)
+        sql = (
+            f'SELECT {quoted} FROM "{self.p}ai_spans" WHERE "traceId" = ? '
+            'ORDER BY "startedAt" ASC, "spanId" ASC'
+        )
+        json_at = [i for i, n in enumerate(SPAN_COLUMNS) if n in SPAN_JSON]
+        time_at = [i for i, n in enumerate(SPAN_COLUMNS) if n in SPAN_TIMES]
+
+        def read(c: sqlite3.Connection) -> int:
+            c.execute("BEGIN")
+            rows = c.execute(sql, [trace_id]).fetchall()
+            c.execute("COMMIT")
+            for row in rows:
+                for i in json_at:
+                    if row[i] is not None:
+                        json.loads(row[i])
+                for i in time_at:
+                    if row[i] is not None:
+                        datetime.fromisoformat(row[i])
+            return len(rows)
+
+        return await self._run(read)

@@ -26,6 +26,7 @@ from composite_store.schema import (
     validate_prefix,
 )
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.prepared import StatementCache
 from composite_store.sql.tables import render_tables, shadow
 from composite_store.urls import split_options
 
@@ -74,7 +75,12 @@ class SqlDatabase:
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
         self._executor: ThreadPoolExecutor | None = None
+        #: The worker thread's connection (synchronous drivers): kept open between operations
+        #: so an operation is not also a pool checkout and a reset.
+        self._worker_conn: Connection | None = None
         self._created: set[str] = set()
+        #: Statements compiled once, run on the driver's cursor (see ``sql.prepared``).
+        self.statements = StatementCache(self.engine.dialect)
 
     def table(self, base_name: str) -> sa.Table:
         return self.tables[base_name]
@@ -114,10 +120,21 @@ class SqlDatabase:
 
     def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
         assert isinstance(self.engine, Engine)
-        with self.engine.connect() as conn:
+        conn = self._worker_conn
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._worker_conn = self.engine.connect()
+        try:
             return self._transaction(conn, fn, write)
+        except sa.exc.DBAPIError as exc:
+            if exc.connection_invalidated:
+                self._worker_conn = None
+            raise
 
     def _transaction(self, conn: Connection, fn: Callable[[Connection], T], write: bool) -> T:
+        # Begin SQLAlchemy's own transaction first: statements run on the driver cursor
+        # (sql.prepared) do not autobegin it, and commit() must reach the driver.
+        if not conn.in_transaction():
+            conn.begin()
         self.dialect.begin(conn, write=write)
         try:
             result = fn(conn)
@@ -157,15 +174,22 @@ class SqlDatabase:
 
     async def dispose(self) -> None:
         """Close the engine if this database created it, and the worker thread."""
-        if self.owns_engine:
-            if self.is_async:
+        if self.is_async:
+            if self.owns_engine:
                 await self.engine.dispose()  # type: ignore[misc]
+        else:
+
+            def release() -> None:
+                if self._worker_conn is not None:
+                    self._worker_conn.close()
+                    self._worker_conn = None
+                if self.owns_engine:
+                    self.engine.dispose()  # type: ignore[call-arg]
+
+            if self._executor is not None:
+                await asyncio.get_running_loop().run_in_executor(self._executor, release)
             else:
-                engine = self.engine
-                if self._executor is not None:
-                    await asyncio.get_running_loop().run_in_executor(self._executor, engine.dispose)
-                else:
-                    engine.dispose()
+                release()
         if self._executor is not None:
             self._executor.shutdown(wait=False)
             self._executor = None

@@ -32,7 +32,9 @@ async def describe_physical(db: SqlDatabase, specs: Iterable[TableSpec]) -> list
     return await db.run(lambda conn: _describe(conn, db, wanted))
 
 
-def _describe(conn: Connection, db: SqlDatabase, specs: tuple[TableSpec, ...]) -> list[PhysicalTable]:
+def _describe(
+    conn: Connection, db: SqlDatabase, specs: tuple[TableSpec, ...]
+) -> list[PhysicalTable]:
     inspector = sa.inspect(conn)
     existing = set(inspector.get_table_names(schema=db.schema))
     variants = frozenset({SHADOW_TIMESTAMPS}) if db.dialect.shadow_timestamps else frozenset()

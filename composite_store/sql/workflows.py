@@ -89,11 +89,10 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
 
         def apply(conn: Connection) -> dict[str, Any] | None:
             row = conn.execute(select).mappings().first()
-            current = from_row(WorkflowRun, row) if row is not None else None
-            snapshot = update(current.snapshot if current is not None else None)
-            if snapshot is None:
-                return None
-            if current is None:
+            if row is None:
+                snapshot = update(None)
+                if snapshot is None:
+                    return None
                 run = WorkflowRun.model_construct(
                     workflow_name=workflow_name,
                     run_id=run_id,
@@ -102,15 +101,25 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
                     created_at=now,
                     updated_at=now,
                 )
-                conn.execute(tbl.insert().values(self.db.values(SNAPSHOTS, run.stored())))
-            else:
-                conn.execute(
-                    tbl.update()
-                    .where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
-                    .values(
-                        snapshot=snapshot, **self.db.timestamp_values(SNAPSHOTS, "updatedAt", now)
-                    )
-                )
+                try:
+                    # Where writers lock rows rather than the database, another one may
+                    # create the run between our SELECT and INSERT: then lock and update it.
+                    with conn.begin_nested():
+                        conn.execute(tbl.insert().values(self.db.values(SNAPSHOTS, run.stored())))
+                    return snapshot
+                except sa.exc.IntegrityError:
+                    row = conn.execute(select).mappings().first()
+                    if row is None:
+                        raise
+            current = from_row(WorkflowRun, row)
+            snapshot = update(current.snapshot)
+            if snapshot is None:
+                return None
+            conn.execute(
+                tbl.update()
+                .where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
+                .values(snapshot=snapshot, **self.db.timestamp_values(SNAPSHOTS, "updatedAt", now))
+            )
             return snapshot
 
         return await self.db.run(apply, write=True)

@@ -117,7 +117,8 @@ def _json_as_text(raw: Any, expected: Any) -> str | None:
 
 
 def _json_as_object(raw: Any, expected: Any) -> str | None:
-    if isinstance(raw, (str, bytes)):
+    # A JSON string value decodes to a str; anything else arriving as text was double-encoded.
+    if isinstance(raw, (str, bytes)) and not (isinstance(expected, str) and raw == expected):
         return f"expected a JSON value written as an object, got the text {raw!r}"
     return _equal(raw, expected)
 
@@ -155,7 +156,9 @@ def _bool_as_int(raw: Any, expected: Any) -> str | None:
 
 
 def _any_bool(raw: Any, expected: Any) -> str | None:
-    return None if raw in (0, 1) and bool(raw) is expected else f"expected {expected!r}, got {raw!r}"
+    if raw in (0, 1) and bool(raw) is expected:
+        return None
+    return f"expected {expected!r}, got {raw!r}"
 
 
 @dataclass(frozen=True)

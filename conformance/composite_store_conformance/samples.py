@@ -20,7 +20,7 @@ from composite_store.domains.base import Domain
 from composite_store.domains.memory import MemoryDomain
 from composite_store.domains.workflows import WorkflowsDomain
 from composite_store.records.memory import Message, Resource, Thread
-from composite_store.schema import table
+from composite_store.schema import ColumnType, table
 from composite_store_conformance.cases import at
 
 __all__ = ["SAMPLES", "Expected", "sample"]
@@ -46,7 +46,7 @@ Sample = Callable[[Domain], Awaitable[list[Expected]]]
 SAMPLES: dict[str, Sample] = {}
 
 #: Non-ASCII text (two-, three- and four-byte UTF-8) every sample stores somewhere.
-UNICODE = "Grüße – 你好 🚀"
+UNICODE = "Grüße, 你好 🚀"
 #: An instant given in UTC+02:00; it must be stored as UTC (09:30:00.123Z).
 PLUS_TWO = datetime(2024, 5, 17, 11, 30, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
 IN_UTC = datetime(2024, 5, 17, 9, 30, 0, 123000, tzinfo=UTC)
@@ -300,11 +300,11 @@ _SCORE_REQUIRED = frozenset(
 @sample("observability")
 async def observability_sample(domain: Domain) -> list[Expected]:
     observability = cast(Any, domain)
-    text_fields = (
-        "entityType entityId entityName parentEntityType parentEntityId parentEntityName "
-        "rootEntityType rootEntityId rootEntityName userId organizationId resourceId runId "
-        "sessionId threadId requestId environment serviceName source"
-    ).split()
+    # Every optional text column (entityType, userId, serviceName, ...) gets a value.
+    text_fields = [
+        c.name for c in table("ai_spans").columns if c.type is ColumnType.TEXT and c.nullable
+        and c.name != "parentSpanId"
+    ]
     span: dict[str, Any] = {
         "traceId": "raw-trace",
         "spanId": "raw-root",

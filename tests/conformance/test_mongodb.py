@@ -3,7 +3,18 @@
 the ``$jsonSchema`` validators on."""
 
 import pytest
-from composite_store_conformance import MemorySuite, WorkflowsSuite
+from composite_store_conformance import (
+    CapabilitiesSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    MemorySuite,
+    ObservabilitySuite,
+    RouterSuite,
+    SchemaSuite,
+    ScoresSuite,
+    WorkflowDefinitionsSuite,
+    WorkflowsSuite,
+)
 from servers import mongodb
 
 from composite_store import open_store
@@ -20,4 +31,36 @@ class TestMongoMemory(MemorySuite):
 
 
 class TestMongoWorkflows(WorkflowsSuite):
+    pass
+
+
+class TestMongoScores(ScoresSuite):
+    pass
+
+
+class TestMongoWorkflowDefinitions(WorkflowDefinitionsSuite):
+    pass
+
+
+class TestMongoDatasets(DatasetsSuite):
+    pass
+
+
+class TestMongoExperiments(ExperimentsSuite):
+    pass
+
+
+class TestMongoObservability(ObservabilitySuite):
+    pass
+
+
+class TestMongoSchema(SchemaSuite):
+    pass
+
+
+class TestMongoCapabilities(CapabilitiesSuite):
+    pass
+
+
+class TestMongoRouter(RouterSuite):
     pass

@@ -87,7 +87,10 @@ def test_update_keeps_fields_not_given_and_clears_with_none() -> None:
     [
         ({}, "dataset item 'i1' not found"),
         ({"i1": row("i1", 2, deleted=True)}, "dataset item 'i1' not found"),
-        ({"i1": row("i1", 1, dataset_id="d2")}, "not found in dataset 'd1'.*belongs to dataset 'd2'"),
+        (
+            {"i1": row("i1", 1, dataset_id="d2")},
+            "not found in dataset 'd1'.*belongs to dataset 'd2'",
+        ),
     ],
 )
 def test_update_of_a_missing_deleted_or_foreign_item_raises(

@@ -45,9 +45,25 @@ message ids unique across threads. See docs/mongodb.md.
 """
 
 from composite_store_mongodb.connection import MongoConnection
+from composite_store_mongodb.datasets import MongoDatasets
 from composite_store_mongodb.domain import MongoDomain
+from composite_store_mongodb.experiments import MongoExperiments
 from composite_store_mongodb.memory import MongoMemory
+from composite_store_mongodb.observability import MongoObservability
+from composite_store_mongodb.scores import MongoScores
 from composite_store_mongodb.store import MongoStore
+from composite_store_mongodb.workflow_definitions import MongoWorkflowDefinitions
 from composite_store_mongodb.workflows import MongoWorkflows
 
-__all__ = ["MongoConnection", "MongoDomain", "MongoMemory", "MongoStore", "MongoWorkflows"]
+__all__ = [
+    "MongoConnection",
+    "MongoDatasets",
+    "MongoDomain",
+    "MongoExperiments",
+    "MongoMemory",
+    "MongoObservability",
+    "MongoScores",
+    "MongoStore",
+    "MongoWorkflowDefinitions",
+    "MongoWorkflows",
+]

@@ -68,7 +68,6 @@ ACCESS_PATHS: Mapping[str, tuple[tuple[str, _Keys], ...]] = {
     ),
     "ai_spans": (
         ("started_at_key_idx", (("startedAt", DESC), ("traceId", DESC), ("spanId", DESC))),
-        ("ended_at_key_idx", (("endedAt", DESC), ("traceId", DESC), ("spanId", DESC))),
     ),
     "traces": (
         ("trace_id_start_time_id_idx", (("traceId", ASC), ("startTime", ASC), ("id", ASC))),

@@ -16,7 +16,7 @@ from composite_store_mongodb.connection import Document, Session
 from composite_store_mongodb.documents import NO_ID, document, from_document, literal, literals
 from composite_store_mongodb.domain import MongoDomain
 from composite_store_mongodb.paging import page_of
-from composite_store_mongodb.queries import dated
+from composite_store_mongodb.queries import dated, json_pairs
 
 __all__ = ["MongoMemory"]
 
@@ -107,9 +107,9 @@ class MongoMemory(MongoDomain, MemoryDomain):
         conditions: dict[str, Any] = {}
         if query.resource_id is not None:
             conditions["resourceId"] = query.resource_id
-        for key, value in query.metadata.items():
-            # Keys are validated by the contract (letters, digits, '_' and '-').
-            conditions[f"metadata.{key}"] = value
+        pairs = json_pairs("metadata", query.metadata)
+        if pairs:
+            conditions["$and"] = pairs
         direction = DESCENDING if query.descending else ASCENDING
         docs, total = await page_of(
             self.conn,

@@ -1,13 +1,14 @@
-"""Query fragments the domains share: range conditions on dates and integers."""
+"""Query fragments the domains share: range conditions, key/value matches in JSON fields."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from composite_store.types import DateRange
 
-__all__ = ["dated", "range_condition"]
+__all__ = ["dated", "json_pairs", "range_condition"]
 
 _MS = timedelta(milliseconds=1)
 B = TypeVar("B", datetime, int)
@@ -48,3 +49,16 @@ def dated(rng: DateRange | None) -> dict[str, Any]:
     return range_condition(
         rng.start, rng.end, start_exclusive=rng.start_exclusive, end_exclusive=rng.end_exclusive
     )
+
+
+def json_pairs(field: str, pairs: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Conditions that JSON object ``field`` holds each key/value pair of ``pairs`` exactly.
+
+    Written as ``$expr`` comparisons: a plain ``{"field.key": value}`` would also match an
+    array containing the value. Keys are validated by the contracts (letters, digits, ``_``,
+    ``-``), so they are safe in a field path.
+    """
+    return [
+        {"$expr": {"$eq": [f"${field}.{key}", {"$literal": value}]}}
+        for key, value in (pairs or {}).items()
+    ]

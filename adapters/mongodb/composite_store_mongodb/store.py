@@ -10,8 +10,13 @@ from pymongo import AsyncMongoClient
 from composite_store.schema import DEFAULT_PREFIX
 from composite_store.store import Store
 from composite_store_mongodb.connection import Document, MongoConnection
+from composite_store_mongodb.datasets import MongoDatasets
 from composite_store_mongodb.domain import MongoDomain
+from composite_store_mongodb.experiments import MongoExperiments
 from composite_store_mongodb.memory import MongoMemory
+from composite_store_mongodb.observability import MongoObservability
+from composite_store_mongodb.scores import MongoScores
+from composite_store_mongodb.workflow_definitions import MongoWorkflowDefinitions
 from composite_store_mongodb.workflows import MongoWorkflows
 
 __all__ = ["MongoStore"]
@@ -30,6 +35,11 @@ class MongoStore(Store):
     domain_classes: ClassVar[Mapping[str, type[MongoDomain]]] = {
         "memory": MongoMemory,
         "workflows": MongoWorkflows,
+        "workflow_definitions": MongoWorkflowDefinitions,
+        "scores": MongoScores,
+        "observability": MongoObservability,
+        "datasets": MongoDatasets,
+        "experiments": MongoExperiments,
     }
 
     def __init__(

@@ -168,6 +168,11 @@ class MysqlDialect(SqlDialect):
         # docstring inherited
         return json_equals(column, f'$."{key}"', dumps(value))
 
+    def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
+        # docstring inherited
+        contains = sa.func.json_contains(column, sa.literal(dumps(value), sa.String))
+        return contains == 1
+
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"[:MAX_IDENTIFIER]
 

@@ -154,6 +154,12 @@ class PostgresDialect(SqlDialect):
         field = column.op("->", return_type=postgresql.JSONB)(sa.literal(key, sa.Text))
         return field == sa.cast(sa.literal(dumps(value), sa.Text), postgresql.JSONB)
 
+    def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
+        # docstring inherited
+        return column.op("@>", return_type=sa.Boolean)(
+            sa.cast(sa.literal(dumps([value]), sa.Text), postgresql.JSONB)
+        )
+
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         # Mastra: public_mastra_workflow_snapshot_workflow_name_run_id_key.
         base = f"{table}_{'_'.join(columns)}_key"

@@ -13,7 +13,16 @@ definitions. Key layout, atomicity and capabilities: docs/redis.md.
 
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.memory import RedisMemory
+from composite_store_redis.observability import RedisObservability
+from composite_store_redis.scores import RedisScores
 from composite_store_redis.store import RedisStore
 from composite_store_redis.workflows import RedisWorkflows
 
-__all__ = ["RedisConnection", "RedisMemory", "RedisStore", "RedisWorkflows"]
+__all__ = [
+    "RedisConnection",
+    "RedisMemory",
+    "RedisObservability",
+    "RedisScores",
+    "RedisStore",
+    "RedisWorkflows",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, ta
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
 from composite_store_redis.connection import RedisConnection
-from composite_store_redis.keys import Keys, SortedIndex, pack, partition_values
+from composite_store_redis.keys import Keys, SortedIndex, pack
 
 __all__ = ["RedisDomain"]
 
@@ -52,6 +53,13 @@ class RedisDomain(Domain):
     pointers: ClassVar[tuple[tuple[str, str, str, str], ...]] = ()
     standalone_capabilities: ClassVar[Capabilities] = Capabilities()
     cluster_capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = [(i.table, i.name) for i in cls.indexes]
+        clashing = sorted({n for n in names if names.count(n) > 1})
+        if clashing:
+            raise AssertionError(f"{cls.__name__}: two indexes share the keys of {clashing}")
 
     def __init__(
         self,
@@ -214,12 +222,13 @@ class RedisDomain(Domain):
         """Move a record's entries in ``indexes`` from its ``old`` stored values to its ``new``
         ones (None: absent); unchanged entries are rewritten, which renews their TTL."""
         for index in indexes:
-            old_at = _entry(index, old) if old is not None else None
-            new_at = _entry(index, new) if new is not None else None
-            if old_at is not None and (new_at is None or old_at[:2] != new_at[:2]):
-                batch.index_remove(*self.index_set(index, old_at[0]), old_at[1])
-            if new_at is not None:
-                batch.index_add(*self.index_set(index, new_at[0]), new_at[2], new_at[1])
+            before = _entries(index, old) if old is not None else {}
+            after = _entries(index, new) if new is not None else {}
+            for (values, member), _ in before.items():
+                if (values, member) not in after:
+                    batch.index_remove(*self.index_set(index, values), member)
+            for (values, member), score in after.items():
+                batch.index_add(*self.index_set(index, values), score, member)
 
     async def optimistic(self, attempt: Callable[[], Awaitable[T | None]], what: str) -> T:
         """Run ``attempt`` (read, build a guarded batch, apply it) until no concurrent writer
@@ -235,14 +244,27 @@ class RedisDomain(Domain):
         )
 
 
-def _entry(index: SortedIndex, stored: Mapping[str, Any]) -> tuple[list[str], str, int] | None:
-    """(partition values, member, score) of a record in ``index``; None when not indexed."""
-    values = partition_values(index, dict(stored))
+def _entries(
+    index: SortedIndex, stored: Mapping[str, Any]
+) -> dict[tuple[tuple[str, ...], str], int | str]:
+    """(partition values, member) -> score of a record in ``index``: none when a partition
+    value or the order value is null, several when a partition value is a list (tags).
+    An order value of ``+inf`` (a span still running) sorts after every instant."""
     at = stored.get(index.order)
-    if values is None or at is None:
-        return None
+    if at is None:
+        return {}
+    choices: list[list[str]] = []
+    for column in index.partition:
+        value = stored.get(column)
+        if value is None:
+            return {}
+        choices.append([str(v) for v in value] if isinstance(value, list) else [str(value)])
     ids = [str(stored[c]) for c in index.member]
     if index.lex:
-        return values, nanos_member(int(at), *ids), 0
-    score = millis(at) if isinstance(at, datetime) else int(at)
-    return values, pack(*ids), score
+        member, score = nanos_member(int(at), *ids), 0
+    else:
+        member, score = (
+            pack(*ids),
+            at if at == "+inf" else (millis(at) if isinstance(at, datetime) else int(at)),
+        )
+    return {(values, member): score for values in itertools.product(*choices)}

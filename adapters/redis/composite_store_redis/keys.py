@@ -102,14 +102,28 @@ class SortedIndex:
 
 
 def sorted_index(
-    base: str, partition: Sequence[str], order: str, member: Sequence[str], *, lex: bool = False
+    base: str,
+    partition: Sequence[str],
+    order: str,
+    member: Sequence[str],
+    *,
+    lex: bool = False,
+    derived: Sequence[str] = (),
+    kind: str = "",
 ) -> SortedIndex:
     """Declare an index of documented table ``base``; its name is the documented index's name
-    when the schema documents one on the same columns, else ``<columns>_idx``."""
+    when the schema documents one on the same columns, else ``<columns>_idx``.
+
+    Columns are documented ones, top-level keys of documented JSON columns
+    (``snapshot.status``), or names in ``derived``: values the domain computes per record (a
+    trace's status, an eval's internal row id). ``kind`` prefixes the name of an index that
+    holds only some records (``roots``: root spans), so it never shares a key with another.
+    """
     spec = table(base)
     columns = (*partition, order)
     for column in columns + tuple(member):
-        # A documented column, or a top-level key of a JSON one (``snapshot.status``).
+        if column in derived:
+            continue
         name, _, key = column.partition(".")
         if spec.column(name).type is not ColumnType.JSON and key:
             raise AssertionError(f"{base}.{name} is not a JSON column: cannot index {column!r}")
@@ -117,6 +131,8 @@ def sorted_index(
         (i.suffix for i in spec.indexes if tuple(name for name, _ in i.columns) == columns), None
     )
     name = documented or "_".join(c.lower().replace(".", "_") for c in columns) + "_idx"
+    if kind:
+        name = f"{kind}_{name}"
     return SortedIndex(base, name, tuple(partition), order, tuple(member), lex)
 
 

@@ -13,6 +13,8 @@ from composite_store.store import Store
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.domain import RedisDomain
 from composite_store_redis.memory import RedisMemory
+from composite_store_redis.observability import RedisObservability
+from composite_store_redis.scores import RedisScores
 from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = ["RedisStore"]
@@ -33,6 +35,8 @@ class RedisStore(Store):
     domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
         "memory": RedisMemory,
         "workflows": RedisWorkflows,
+        "scores": RedisScores,
+        "observability": RedisObservability,
     }
 
     def __init__(

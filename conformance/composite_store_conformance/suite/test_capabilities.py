@@ -33,7 +33,9 @@ __all__ = ["CapabilitiesSuite"]
 WRITERS = 16
 
 
-async def _domain(store: Store, name: str, capability: str | None = None, *, on: bool = True) -> Any:
+async def _domain(
+    store: Store, name: str, capability: str | None = None, *, on: bool = True
+) -> Any:
     """The domain ``name``, initialized and empty; skips when the store does not offer it or
     when ``capability`` is not ``on`` (claimed) / off (``on=False``) as the test needs."""
     domain = store.get(name)
@@ -113,7 +115,10 @@ class CapabilitiesSuite(Suite):
 
     @pytest.mark.parametrize(
         "payload",
-        [pytest.param("nul \u0000 byte", id="nul"), pytest.param("lone \ud800 surrogate", id="surrogate")],
+        [
+            pytest.param("nul \u0000 byte", id="nul"),
+            pytest.param("lone \ud800 surrogate", id="surrogate"),
+        ],
     )
     async def test_atomic_batches_a_payload_the_backend_refuses(
         self, store: Store, payload: str

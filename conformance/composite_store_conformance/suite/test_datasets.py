@@ -22,7 +22,7 @@ from composite_store_conformance.cases import PAGINATION_EDGES
 
 __all__ = ["DatasetsSuite"]
 
-UNICODE = "Grüße – 你好 🚀"
+UNICODE = "Grüße \u2013 你好 🚀"
 PROMPT_SCHEMA = {
     "type": "object",
     "properties": {"prompt": {"type": "string"}},
@@ -131,7 +131,9 @@ class DatasetsSuite(Suite):
         with pytest.raises(NotFoundError, match="dataset 'nope' not found"):
             await store.datasets.update_dataset(id="nope", name="x")
 
-    async def test_update_dataset_refuses_a_null_name_and_writes_nothing(self, store: Store) -> None:
+    async def test_update_dataset_refuses_a_null_name_and_writes_nothing(
+        self, store: Store
+    ) -> None:
         await dataset(store, name="kept")
         with pytest.raises(ValidationError, match="name"):
             await store.datasets.update_dataset(id="d1", name=None)  # type: ignore[arg-type]
@@ -177,7 +179,9 @@ class DatasetsSuite(Suite):
         assert page.total == 3 and page.page == 0 and page.per_page == 100
         assert page.has_more is False
 
-    @pytest.mark.parametrize(("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES)
+    @pytest.mark.parametrize(
+        ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
+    )
     async def test_list_datasets_pagination_edges(
         self,
         store: Store,
@@ -491,7 +495,9 @@ class DatasetsSuite(Suite):
         versions = await store.datasets.list_dataset_versions(dataset_id="d1")
         assert [v.version for v in versions.items] == [6, 5, 4, 3, 2, 1]
 
-    async def test_get_item_by_id_at_a_dataset_version_is_that_exact_row(self, store: Store) -> None:
+    async def test_get_item_by_id_at_a_dataset_version_is_that_exact_row(
+        self, store: Store
+    ) -> None:
         await dataset(store)
         item = await store.datasets.add_item(dataset_id="d1", input={"q": "original"})  # v1
         await store.datasets.update_item(id=item.id, dataset_id="d1", input={"q": "updated"})
@@ -525,7 +531,7 @@ class DatasetsSuite(Suite):
         with pytest.raises(ValidationError, match="dataset_version must be an integer"):
             await store.datasets.get_item_by_id(id="x", dataset_version=True)
 
-    # -- listing items -------------------------------------------------------------------------------
+    # -- listing items -----------------------------------------------------------------------------
 
     async def test_list_items_newest_first_and_isolated_by_dataset(self, store: Store) -> None:
         await dataset(store, "d1")
@@ -539,7 +545,9 @@ class DatasetsSuite(Suite):
         assert ids((await store.datasets.list_items(dataset_id="d2")).items) == ["other"]
         assert (await store.datasets.list_items(dataset_id="nope")).items == []
 
-    @pytest.mark.parametrize(("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES)
+    @pytest.mark.parametrize(
+        ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
+    )
     async def test_list_items_pagination_edges(
         self,
         store: Store,
@@ -611,7 +619,9 @@ class DatasetsSuite(Suite):
         assert [i.input for i in old.items] == ["apple pie"]
         assert (await store.datasets.list_items(dataset_id="d1", search="apple")).items == []
 
-    @pytest.mark.parametrize(("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES)
+    @pytest.mark.parametrize(
+        ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
+    )
     async def test_list_dataset_versions_pagination_edges(
         self,
         store: Store,
@@ -631,7 +641,7 @@ class DatasetsSuite(Suite):
         assert result.total == total
         assert result.has_more is has_more
 
-    # -- concurrency -----------------------------------------------------------------------------------
+    # -- concurrency -------------------------------------------------------------------------------
 
     async def test_concurrent_mutations_never_share_a_version(self, store: Store) -> None:
         await dataset(store)

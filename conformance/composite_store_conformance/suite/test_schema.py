@@ -127,7 +127,9 @@ class SchemaSuite(Suite):
                 continue
             accompanies = allowed.get(col.name)
             if accompanies is None:
-                wrong.append(f"{col.name} ({col.type}) is neither documented nor a declared variant")
+                wrong.append(
+                    f"{col.name} ({col.type}) is neither documented nor a declared variant"
+                )
             elif accompanies.type not in col.holds:
                 wrong.append(f"variant {col.name} cannot hold the {accompanies.type.value} "
                              f"of {accompanies.name} ({col.type})")
@@ -143,7 +145,8 @@ class SchemaSuite(Suite):
         physical = await _physical(store, spec)
         if spec.primary_key:
             assert physical.primary_key == spec.primary_key, (
-                f"{physical.name}: primary key {physical.primary_key}, documented {spec.primary_key}"
+                f"{physical.name}: primary key {physical.primary_key}, "
+                f"documented {spec.primary_key}"
             )
         else:
             # No documented primary key: none, or a documented unique key promoted to one.

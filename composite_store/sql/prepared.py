@@ -1,0 +1,152 @@
+"""Statements compiled once per database and executed on the driver's cursor directly.
+
+SQLAlchemy builds and compiles each statement the first time it is needed; after that an
+operation costs one driver call plus the column types' own conversions (JSON, timestamps),
+not a new statement, cache key and execution context per call (DESIGN.md section 8). Bind
+parameters are always named ``sa.bindparam`` objects, so every value still travels bound.
+
+A statement the fast path cannot run as is (one whose SQL depends on the values, such as an
+expanding ``IN`` or a literal-rendered ``LIMIT`` on some dialects) falls back to ordinary
+SQLAlchemy execution, with the same result shape.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.sql.expression import Executable
+
+__all__ = ["Prepared", "StatementCache", "params"]
+
+Processor = Callable[[Any], Any] | None
+
+
+class Prepared:
+    """One statement compiled for one dialect, with its bind and result conversions."""
+
+    __slots__ = ("_binds", "_columns", "_fixed", "_order", "_stmt", "fast", "sql")
+
+    def __init__(self, stmt: Executable, dialect: Dialect) -> None:
+        self._stmt = stmt
+        compiled = stmt.compile(dialect=dialect)
+        self.sql: str = compiled.string
+        escaped = getattr(compiled, "escaped_bind_names", None) or {}
+        binds: Mapping[str, sa.BindParameter[Any]] = getattr(compiled, "binds", {})
+        #: (name in the SQL, caller's name, bind processor) for every placeholder.
+        self._binds: list[tuple[str, str, Processor]] = []
+        #: Values SQLAlchemy embedded as binds (LIMIT numbers, constants): name -> value.
+        self._fixed: dict[str, Any] = {}
+        for name, bind in binds.items():
+            self._binds.append((escaped.get(name, name), name, bind.type.bind_processor(dialect)))
+            if not bind.required and bind.callable is None:
+                self._fixed[name] = bind.value
+        positional = compiled.positional
+        order = getattr(compiled, "positiontup", None) if positional else None
+        self._order: list[str] | None = [escaped.get(n, n) for n in order] if order else None
+        self.fast = not (
+            getattr(compiled, "literal_execute_params", None)
+            or getattr(compiled, "post_compile_params", None)
+            or (positional and order is None and binds)
+        )
+        #: (label, result processor) of each selected column, for statements returning rows.
+        self._columns: list[tuple[str, Processor]] = []
+        selected = getattr(stmt, "selected_columns", None)
+        if selected is not None:
+            for col in selected:
+                key = col.key if col.key is not None else str(col)
+                self._columns.append((key, col.type.result_processor(dialect, None)))
+
+    # -- binding -------------------------------------------------------------------------------
+
+    def _bound(self, values: Mapping[str, Any]) -> Any:
+        converted: dict[str, Any] = {}
+        for sql_name, name, process in self._binds:
+            value = values[name] if name in values else self._fixed[name]
+            converted[sql_name] = process(value) if process is not None and value is not None else value
+        if self._order is not None:
+            return tuple(converted[n] for n in self._order)
+        return converted
+
+    # -- execution -----------------------------------------------------------------------------
+
+    def execute(self, conn: Connection, values: Mapping[str, Any] | None = None) -> int:
+        """Run a statement that returns no rows; return the driver's row count."""
+        if not self.fast:
+            return int(conn.execute(self._stmt, dict(values or {})).rowcount)
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(self.sql, self._bound(values or {}))
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
+
+    def all(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a SELECT and return every row as a dict of converted values by column key."""
+        if not self.fast:
+            return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(self.sql, self._bound(values or {}))
+            raw = cursor.fetchall()
+        finally:
+            cursor.close()
+        columns = self._columns
+        return [
+            {
+                key: (process(value) if process is not None else value)
+                for (key, process), value in zip(columns, row, strict=True)
+            }
+            for row in raw
+        ]
+
+    def first(self, conn: Connection, values: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """The first row of :meth:`all`, or None."""
+        rows = self.all(conn, values)
+        return rows[0] if rows else None
+
+    def scalars(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[Any]:
+        """The first column of every row."""
+        if not self._columns:
+            raise TypeError("scalars() needs a SELECT")
+        key = self._columns[0][0]
+        return [row[key] for row in self.all(conn, values)]
+
+    def scalar(self, conn: Connection, values: Mapping[str, Any] | None = None) -> Any:
+        """The first column of the first row (None when there is no row)."""
+        found = self.scalars(conn, values)
+        return found[0] if found else None
+
+
+def params(prefix: str, count: int) -> list[sa.BindParameter[Any]]:
+    """``count`` named bind parameters ``prefix0, prefix1, ...`` (for IN lists and batches)."""
+    return [sa.bindparam(f"{prefix}{i}") for i in range(count)]
+
+
+def numbered(prefix: str, values: Sequence[Any]) -> dict[str, Any]:
+    """The values of :func:`params` by name."""
+    return {f"{prefix}{i}": v for i, v in enumerate(values)}
+
+
+class StatementCache:
+    """Compiled statements of one database, by key; batch shapes vary, so the cache is bounded."""
+
+    def __init__(self, dialect: Dialect, size: int = 512) -> None:
+        self._dialect = dialect
+        self._size = size
+        self._cache: OrderedDict[Hashable, Prepared] = OrderedDict()
+
+    def get(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
+        """The compiled statement for ``key``, building and compiling it on first use."""
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found
+        prepared = Prepared(build(), self._dialect)
+        self._cache[key] = prepared
+        if len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+        return prepared
