@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
 from composite_store.check_report import Collector, Report
 from composite_store.cli import Subparsers
 from composite_store.errors import CompositeStoreError, redact
@@ -49,7 +50,8 @@ def store_factory():
 for _name in conformance.__all__:
     _suite = getattr(conformance, _name)
     if isinstance(_suite, type) and issubclass(_suite, Suite) and _suite is not Suite:
-        globals()["TestCheck" + _name] = type("TestCheck" + _name, (_suite,), {})
+        _test = "TestCheck" + _name.removesuffix("Suite")
+        globals()[_test] = type(_test, (_suite,), {})
 '''
 
 #: The URL and domains of the running check (read by the generated module's fixture).
@@ -119,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
 def target_store() -> Store:
     """The store under check (for the generated ``store_factory``): only the chosen domains."""
     if _target is None:
-        raise CompositeStoreError("target_store() is for the test module composite-store check runs")
+        raise CompositeStoreError(
+            "target_store() serves the test module that composite-store check generates"
+        )
     url, domains = _target
     return _Selected(open_store(url), domains)
 
@@ -129,8 +133,12 @@ class _Selected(Store):
 
     def __init__(self, store: Store, domains: Sequence[str]) -> None:
         self._store = store
+        chosen = {k: d for k, d in store.domains.items() if k in domains}
+        # Skip messages then say why a domain is absent: "sqlite (checking memory only)".
         self.backend = store.backend
-        super().__init__({k: d for k, d in store.domains.items() if k in domains})
+        if set(chosen) != set(store.domains):
+            self.backend += f" (checking {', '.join(chosen) or 'nothing'} only)"
+        super().__init__(chosen)
 
     async def _close(self) -> None:
         await self._store.close()

@@ -617,7 +617,8 @@ async def test_endless_conflicts_end_in_a_clear_error(url: str) -> None:
 
 WORKER = textwrap.dedent(
     """
-    import asyncio, sys, time
+    import asyncio, sys, time, faulthandler
+    faulthandler.dump_traceback_later(60, exit=True)
     from pathlib import Path
     from composite_store import open_store
     from composite_store.memory import Memory, WorkingMemoryConfig

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from composite_store.records.base import Record, Timestamp, stored, when
+from composite_store.records.base import Record, Timestamp, stored, trusted, when
 
 __all__ = [
     "CloneResult",
@@ -79,19 +79,26 @@ class MessageContent(BaseModel):
     def from_stored(cls, text: str | dict[str, Any]) -> MessageContent:
         """Read stored content: JSON text of format 2, or a legacy plain string."""
         if isinstance(text, dict):
-            return cls.model_construct(**text)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text
+            value: Any = text
+        else:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = text
         if isinstance(value, dict):
-            data = dict(value)
-            data.setdefault("format", 2)
-            data.setdefault("parts", [])
-            return cls.model_construct(**data)
+            fields = {k: value[k] for k in _CONTENT_FIELDS if k in value}
+            fields.setdefault("format", 2)
+            fields.setdefault("parts", [])
+            extra = {k: v for k, v in value.items() if k not in _CONTENT_FIELDS}
+            return trusted(cls, fields, extra)
         if not isinstance(value, str):
             value = text
-        return cls.model_construct(format=2, content=value, parts=[{"type": "text", "text": value}])
+        return trusted(
+            cls, {"format": 2, "content": value, "parts": [{"type": "text", "text": value}]}
+        )
+
+
+_CONTENT_FIELDS = frozenset(MessageContent.model_fields)
 
 
 class Message(Record):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["SqlDatabase"]
 
 T = TypeVar("T")
+
+#: Tries of one operation whose transaction the server aborted as transient (a deadlock).
+TRANSIENT_ATTEMPTS = 5
 
 
 class SqlDatabase:
@@ -88,35 +92,46 @@ class SqlDatabase:
     # -- running operations ----------------------------------------------------------------------
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool = False) -> T:
-        """Run ``fn(connection)`` in one transaction, committed when it returns."""
+        """Run ``fn(connection)`` in one transaction, committed when it returns.
+
+        A transaction the server aborted as a deadlock victim (or serialization failure) is run
+        again from the start, a few times: it rolled back whole, so ``fn`` sees a clean slate.
+        """
         with map_errors(self.dialect.error_map):
-            try:
-                if self.is_async:
-                    async with self.engine.connect() as aconn:  # type: ignore[union-attr]
-                        return await aconn.run_sync(self._transaction, fn, write)
-                if self._executor is None:
-                    # One worker: SQLite serialises writers anyway, and one thread keeps every
-                    # read-modify-write of this process in order.
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="composite-store-sql")
-                loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._executor, self._run_sync, fn, write)
-            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
-                if exc.connection_invalidated or _is_connect_error(exc):
-                    raise BackendUnavailableError(redact(str(exc.orig))) from exc
-                raise
-            except sa.exc.StatementError as exc:
-                # A column type refused a value while binding it (PostgreSQL's JSON check):
-                # SQLAlchemy wraps whatever a bind processor raises; ours must surface as is.
-                if isinstance(exc.orig, CompositeStoreError):
-                    raise exc.orig from None
-                raise
-            except UnicodeEncodeError as exc:
-                # The driver encodes text to UTF-8 while binding; the transaction rolled back.
-                bad = exc.object[exc.start : exc.end]
-                raise ValidationError(
-                    f"a text value cannot be stored as UTF-8: {bad!r} ({exc.reason}); "
-                    "remove unpaired surrogates (\\ud800-\\udfff) from it"
-                ) from exc
+            for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
+                try:
+                    if self.is_async:
+                        async with self.engine.connect() as aconn:  # type: ignore[union-attr]
+                            return await aconn.run_sync(self._transaction, fn, write)
+                    if self._executor is None:
+                        # One worker: SQLite serialises writers anyway, and one thread keeps every
+                        # read-modify-write of this process in order.
+                        self._executor = ThreadPoolExecutor(
+                            1, thread_name_prefix="composite-store-sql"
+                        )
+                    loop = asyncio.get_running_loop()
+                    return await loop.run_in_executor(self._executor, self._run_sync, fn, write)
+                except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                    if exc.connection_invalidated or _is_connect_error(exc):
+                        raise BackendUnavailableError(redact(str(exc.orig))) from exc
+                    if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
+                        await asyncio.sleep(random.uniform(0, 0.02 * attempt))
+                        continue
+                    raise
+                except sa.exc.StatementError as exc:
+                    # A column type refused a value while binding it (PostgreSQL's JSON check):
+                    # SQLAlchemy wraps whatever a bind processor raises; ours must surface as is.
+                    if isinstance(exc.orig, CompositeStoreError):
+                        raise exc.orig from None
+                    raise
+                except UnicodeEncodeError as exc:
+                    # The driver encodes text to UTF-8 while binding; the transaction rolled back.
+                    bad = exc.object[exc.start : exc.end]
+                    raise ValidationError(
+                        f"a text value cannot be stored as UTF-8: {bad!r} ({exc.reason}); "
+                        "remove unpaired surrogates (\\ud800-\\udfff) from it"
+                    ) from exc
+            raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
         assert isinstance(self.engine, Engine)

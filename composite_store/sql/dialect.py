@@ -91,6 +91,11 @@ class SqlDialect:
         parsed.update(options)
         return url, parsed
 
+    def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
+        """Whether the server aborted the operation's transaction in a way that running it
+        again may cure (a deadlock victim, a serialization failure); the default: never."""
+        return False
+
     def begin(self, conn: Connection, *, write: bool) -> None:
         """Start the operation's transaction; the default lets SQLAlchemy autobegin."""
 
@@ -153,9 +158,15 @@ class SqlDialect:
         """The text value of top-level ``key`` of a JSON column."""
         return sa.func.json_extract(column, f'$."{key}"')
 
-    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
-        """``column[key] == value`` for a top-level key of a JSON object column."""
-        equals: ColumnElement[bool] = self.json_field(column, key) == value
+    def json_equals(
+        self, column: ColumnElement[Any], key: str, value_json: ColumnElement[Any]
+    ) -> ColumnElement[bool]:
+        """``column[key] == value`` for a top-level key of a JSON object column, compared as
+        JSON values; ``value_json`` is an expression (a bind parameter) holding the value's
+        JSON text (``sql.types.dumps(value)``), so statements do not change with the value."""
+        equals: ColumnElement[bool] = self.json_field(column, key) == sa.func.json_extract(
+            value_json, "$"
+        )
         return equals
 
     def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:

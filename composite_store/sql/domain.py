@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
+from composite_store.records.base import trusted
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.introspect import describe_physical
+from composite_store.sql.prepared import Prepared
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -23,6 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["SqlDomain", "from_row"]
 
 M = TypeVar("M", bound=BaseModel)
+
+#: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
+#: widest table and the number of compiled batch shapes stays small.
+UPSERT_CHUNK = 100
 
 
 @cache
@@ -37,7 +44,7 @@ def from_row(model: type[M], row: Mapping[Any, Any], **overrides: Any) -> M:
     """Build a record from a trusted stored row without re-validating it."""
     values = {attr: row[src] for attr, src in _field_sources(model) if src in row}
     values.update(overrides)
-    return model.model_construct(**values)
+    return trusted(model, values)
 
 
 class SqlDomain(Domain):
@@ -81,6 +88,66 @@ class SqlDomain(Domain):
             )
             self._owns_db = True
         self.specs: tuple[TableSpec, ...] = tables_for(self.domain)
+
+    # -- prepared statements (see sql.prepared) ------------------------------------------------
+
+    def prepared(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
+        """The statement ``key`` of this domain, built and compiled on first use."""
+        return self.db.statements.get((self.domain, key), build)
+
+    def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
+        """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
+        ``lock`` and the dialect locks rows)."""
+
+        def build() -> Executable:
+            tbl = self.t(base)
+            stmt = sa.select(*self.db.readable(tbl, table(base))).where(
+                *(tbl.c[c] == sa.bindparam(c) for c in columns)
+            )
+            if lock and self.db.dialect.supports_for_update:
+                stmt = stmt.with_for_update()
+            return stmt
+
+        return self.prepared(("select_by", base, columns, lock), build)
+
+    def upsert(
+        self,
+        base: str,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        keep: Sequence[str] = (),
+    ) -> list[tuple[Prepared, dict[str, Any]]]:
+        """Multi-row upserts of ``rows`` (all with the same columns), in chunks of at most
+        ``UPSERT_CHUNK`` rows: (statement, bind values) pairs to execute in one transaction.
+
+        Columns in ``key`` and ``keep`` are not overwritten when the row exists.
+        """
+        columns = tuple(rows[0])
+        update = [c for c in columns if c not in key and c not in keep]
+        result = []
+        for start in range(0, len(rows), UPSERT_CHUNK):
+            chunk = rows[start : start + UPSERT_CHUNK]
+            n = len(chunk)
+
+            def build(n: int = n) -> Executable:
+                tbl = self.t(base)
+                # Typed binds: SQLAlchemy types only the first row of a multi-row VALUES.
+                bound = [
+                    {c: sa.bindparam(f"{c}__{i}", type_=tbl.c[c].type) for c in columns}
+                    for i in range(n)
+                ]
+                return self.db.dialect.upsert(tbl, bound, key, update)
+
+            prepared = self.prepared(("upsert", base, columns, tuple(key), tuple(keep), n), build)
+            values = {f"{c}__{i}": row[c] for i, row in enumerate(chunk) for c in columns}
+            result.append((prepared, values))
+        return result
+
+    def set_values(self, base: str, values: Mapping[str, str]) -> dict[str, Any]:
+        """``{column: typed bindparam}`` for an INSERT or UPDATE: ``values`` maps each column
+        to the bind name that carries its value."""
+        tbl = self.t(base)
+        return {c: sa.bindparam(name, type_=tbl.c[c].type) for c, name in values.items()}
 
     def t(self, base_name: str) -> sa.Table:
         return self.db.tables[base_name]

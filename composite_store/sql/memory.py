@@ -1,13 +1,19 @@
-"""The memory domain in SQL, written once for every relational backend."""
+"""The memory domain in SQL, written once for every relational backend.
+
+Every statement is a prepared one (``SqlDomain.prepared``): built and compiled on first use,
+then run on the driver's cursor. Statements whose shape depends on the request (how many ids,
+which filters) are keyed by that shape.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError
@@ -15,52 +21,107 @@ from composite_store.merge import shallow_merge
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.prepared import Prepared, numbered, params
+from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 
 __all__ = ["SqlMemory"]
 
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
+#: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
+IN_CHUNK = 100
 
 
-def _message(row: RowMapping) -> Message:
+def _message(row: Mapping[str, Any]) -> Message:
     return from_row(Message, row, content=MessageContent.from_stored(row["content"]))
 
 
-def _dated(column: Any, rng: DateRange | None) -> list[Any]:
-    conditions = []
-    if rng is not None:
-        if rng.start is not None:
-            conditions.append(column > rng.start if rng.start_exclusive else column >= rng.start)
-        if rng.end is not None:
-            conditions.append(column < rng.end if rng.end_exclusive else column <= rng.end)
-    return conditions
+def _range_shape(rng: DateRange | None) -> tuple[str, ...]:
+    """Which bounds a date range has, and how (the part of a statement's shape it decides)."""
+    if rng is None:
+        return ()
+    shape = []
+    if rng.start is not None:
+        shape.append(">" if rng.start_exclusive else ">=")
+    else:
+        shape.append("")
+    if rng.end is not None:
+        shape.append("<" if rng.end_exclusive else "<=")
+    else:
+        shape.append("")
+    return tuple(shape)
+
+
+def _range_values(rng: DateRange | None) -> dict[str, Any]:
+    if rng is None:
+        return {}
+    return {"start": rng.start, "end": rng.end}
+
+
+def _chunks(values: Sequence[str]) -> list[Sequence[str]]:
+    return [values[i : i + IN_CHUNK] for i in range(0, len(values), IN_CHUNK)] or [values]
 
 
 class SqlMemory(SqlDomain, MemoryDomain):
     """Threads, messages and resources on a relational backend."""
 
-    # -- helpers ---------------------------------------------------------------------------------
+    # -- statements ------------------------------------------------------------------------------
 
     def _select(self, base: str) -> sa.Select[Any]:
         tbl = self.t(base)
         return sa.select(*self.db.readable(tbl, table(base)))
 
-    def _locked(self, stmt: sa.Select[Any]) -> sa.Select[Any]:
-        return stmt.with_for_update() if self.db.dialect.supports_for_update else stmt
+    def _in(self, key: str, base: str, column: str, n: int, what: str = "") -> Prepared:
+        """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
-    def _thread_row(self, conn: Connection, thread_id: str, *, lock: bool = False) -> Thread | None:
-        stmt = self._select("threads").where(self.t("threads").c.id == thread_id)
-        row = conn.execute(self._locked(stmt) if lock else stmt).mappings().first()
-        return from_row(Thread, row) if row is not None else None
+        def build() -> Executable:
+            tbl = self.t(base)
+            picked = self._select(base) if not what else sa.select(tbl.c[what]).distinct()
+            return picked.where(tbl.c[column].in_(params("v", n)))
+
+        return self.prepared((key, n), build)
+
+    def _ids_in(
+        self, conn: Connection, key: str, base: str, column: str, ids: Sequence[str], what: str = ""
+    ) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for chunk in _chunks(list(ids)):
+            rows.extend(
+                self._in(key, base, column, len(chunk), what).all(conn, numbered("v", chunk))
+            )
+        return rows
 
     def _touch_threads(self, conn: Connection, thread_ids: set[str], now: datetime) -> None:
-        if thread_ids:
-            threads = self.t("threads")
-            conn.execute(
-                threads.update()
-                .where(threads.c.id.in_(sorted(thread_ids)))
-                .values(self.db.timestamp_values(THREADS, "updatedAt", now))
+        stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
+        ordered = sorted(thread_ids)
+        for chunk in _chunks(ordered) if ordered else []:
+            n = len(chunk)
+
+            def build(n: int = n) -> Executable:
+                threads = self.t("threads")
+                return (
+                    threads.update()
+                    .where(threads.c.id.in_(params("v", n)))
+                    .values(self.set_values("threads", {c: c for c in stamps}))
+                )
+
+            self.prepared(("touch_threads", n), build).execute(
+                conn, {**stamps, **numbered("v", chunk)}
             )
+
+    def _thread_row(self, conn: Connection, thread_id: str, *, lock: bool = False) -> Thread | None:
+        row = self.select_by("threads", "id", lock=lock).first(conn, {"id": thread_id})
+        return from_row(Thread, row) if row is not None else None
+
+    def _upsert(
+        self,
+        conn: Connection,
+        base: str,
+        rows: Sequence[Mapping[str, Any]],
+        keep: Sequence[str] = (),
+    ) -> None:
+        for stmt, values in self.upsert(base, rows, ["id"], keep):
+            stmt.execute(conn, values)
 
     # -- threads ---------------------------------------------------------------------------------
 
@@ -68,11 +129,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return await self.db.run(lambda conn: self._thread_row(conn, thread_id))
 
     async def _save_thread(self, thread: Thread) -> None:
-        stored = thread.stored()
-        tbl = self.t("threads")
-        row = self.db.values(THREADS, stored)
-        stmt = self.db.dialect.upsert(tbl, [row], ["id"], [c for c in row if c != "id"])
-        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+        row = self.db.values(THREADS, thread.stored())
+        await self.db.run(lambda conn: self._upsert(conn, "threads", [row]), write=True)
 
     async def _update_thread(
         self,
@@ -83,6 +141,16 @@ class SqlMemory(SqlDomain, MemoryDomain):
         updated_at: Any,
         expected_working_memory: Any,
     ) -> Thread | None:
+        def build() -> Executable:
+            tbl = self.t("threads")
+            stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
+            columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamps}}
+            return (
+                tbl.update()
+                .where(tbl.c.id == sa.bindparam("tid"))
+                .values(self.set_values("threads", columns))
+            )
+
         def update(conn: Connection) -> Thread | None:
             current = self._thread_row(conn, thread_id, lock=True)
             if current is None:
@@ -95,15 +163,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
                     )
             merged = shallow_merge(current.metadata, metadata)
             new_title = title if title is not None else current.title
-            tbl = self.t("threads")
-            conn.execute(
-                tbl.update()
-                .where(tbl.c.id == thread_id)
-                .values(
-                    title=new_title,
-                    metadata=merged,
+            self.prepared("update_thread", build).execute(
+                conn,
+                {
+                    "tid": thread_id,
+                    "title": new_title,
+                    "metadata": merged,
                     **self.db.timestamp_values(THREADS, "updatedAt", updated_at),
-                )
+                },
             )
             return current.model_copy(
                 update={"title": new_title, "metadata": merged, "updated_at": updated_at}
@@ -112,38 +179,71 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return await self.db.run(update, write=True)
 
     async def _delete_thread(self, thread_id: str) -> None:
-        messages, threads = self.t("messages"), self.t("threads")
+        def build_messages() -> Executable:
+            messages = self.t("messages")
+            return messages.delete().where(messages.c.thread_id == sa.bindparam("tid"))
+
+        def build_thread() -> Executable:
+            threads = self.t("threads")
+            return threads.delete().where(threads.c.id == sa.bindparam("tid"))
 
         def delete(conn: Connection) -> None:
-            conn.execute(messages.delete().where(messages.c.thread_id == thread_id))
-            conn.execute(threads.delete().where(threads.c.id == thread_id))
+            self.prepared("delete_thread_messages", build_messages).execute(
+                conn, {"tid": thread_id}
+            )
+            self.prepared("delete_thread", build_thread).execute(conn, {"tid": thread_id})
 
         await self.db.run(delete, write=True)
 
     async def _list_threads(self, query: ThreadQuery) -> tuple[list[Thread], int | None]:
-        tbl = self.t("threads")
-        where = []
-        if query.resource_id is not None:
-            where.append(tbl.c.resourceId == query.resource_id)
-        for key, value in query.metadata.items():
-            where.append(self.db.dialect.json_equals(tbl.c.metadata, key, value))
-        order = tbl.c[query.order_field]
-        stmt = (
-            self._select("threads")
-            .where(*where)
-            .order_by(
-                order.desc() if query.descending else order.asc(),
-                tbl.c.id.desc() if query.descending else tbl.c.id.asc(),
+        keys = tuple(query.metadata)
+        by_resource = query.resource_id is not None
+        limited = query.window.limit is not None
+
+        def where() -> list[Any]:
+            tbl = self.t("threads")
+            conditions: list[Any] = []
+            if by_resource:
+                conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
+            for i, key in enumerate(keys):
+                # The key is part of the SQL (a JSON path); it was validated by the contract.
+                conditions.append(
+                    self.db.dialect.json_equals(
+                        tbl.c.metadata, key, sa.bindparam(f"m{i}", type_=sa.Text)
+                    )
+                )
+            return conditions
+
+        def build_page() -> Executable:
+            tbl = self.t("threads")
+            order = tbl.c[query.order_field]
+            stmt = (
+                self._select("threads")
+                .where(*where())
+                .order_by(
+                    order.desc() if query.descending else order.asc(),
+                    tbl.c.id.desc() if query.descending else tbl.c.id.asc(),
+                )
             )
-        )
-        w = query.window
-        if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
-        count = sa.select(sa.func.count()).select_from(tbl).where(*where)
+            if limited:
+                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
+            return stmt
+
+        def build_count() -> Executable:
+            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*where())
+
+        shape = (by_resource, keys, query.order_field, query.descending, limited)
+        page = self.prepared(("list_threads", *shape), build_page)
+        count = self.prepared(("count_threads", by_resource, keys), build_count)
+        values: dict[str, Any] = {"rid": query.resource_id}
+        values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
+        if limited:
+            assert query.window.limit is not None
+            values.update(offset=query.window.offset, limit=query.window.limit + 1)
 
         def read(conn: Connection) -> tuple[list[Thread], int | None]:
-            rows = [from_row(Thread, r) for r in conn.execute(stmt).mappings()]
-            total = conn.execute(count).scalar_one() if query.count else None
+            rows = [from_row(Thread, r) for r in page.all(conn, values)]
+            total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
         return await self.db.run(read)
@@ -151,118 +251,157 @@ class SqlMemory(SqlDomain, MemoryDomain):
     # -- messages --------------------------------------------------------------------------------
 
     async def _list_messages(self, query: MessageQuery) -> tuple[list[Message], int | None]:
-        tbl = self.t("messages")
-        where = [
-            tbl.c.thread_id == query.thread_ids[0]
-            if len(query.thread_ids) == 1
-            else tbl.c.thread_id.in_(query.thread_ids)
-        ]
-        if query.resource_id is not None:
-            where.append(tbl.c.resourceId == query.resource_id)
-        where.extend(_dated(tbl.c.createdAt, query.date_range))
-        if query.descending:
-            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-        else:
-            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-        stmt = self._select("messages").where(*where).order_by(*ordering)
-        w = query.window
-        if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
-        count = sa.select(sa.func.count()).select_from(tbl).where(*where)
+        n = len(query.thread_ids)
+        by_resource = query.resource_id is not None
+        bounds = _range_shape(query.date_range)
+        limited = query.window.limit is not None
+
+        def where() -> list[Any]:
+            tbl = self.t("messages")
+            conditions: list[Any] = [
+                tbl.c.thread_id == sa.bindparam("v0")
+                if n == 1
+                else tbl.c.thread_id.in_(params("v", n))
+            ]
+            if by_resource:
+                conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
+            if bounds:
+                start, end = bounds
+                created = tbl.c.createdAt
+                if start:
+                    lower = sa.bindparam("start")
+                    conditions.append(created > lower if start == ">" else created >= lower)
+                if end:
+                    upper = sa.bindparam("end")
+                    conditions.append(created < upper if end == "<" else created <= upper)
+            return conditions
+
+        def build_page() -> Executable:
+            tbl = self.t("messages")
+            if query.descending:
+                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+            else:
+                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+            stmt = self._select("messages").where(*where()).order_by(*ordering)
+            if limited:
+                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
+            return stmt
+
+        def build_count() -> Executable:
+            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*where())
+
+        shape = (n, by_resource, bounds)
+        page = self.prepared(("list_messages", *shape, query.descending, limited), build_page)
+        count = self.prepared(("count_messages", *shape), build_count)
+        values: dict[str, Any] = {**numbered("v", query.thread_ids), "rid": query.resource_id}
+        values.update(_range_values(query.date_range))
+        if limited:
+            assert query.window.limit is not None
+            values.update(offset=query.window.offset, limit=query.window.limit + 1)
 
         def read(conn: Connection) -> tuple[list[Message], int | None]:
-            rows = [_message(r) for r in conn.execute(stmt).mappings()]
-            total = conn.execute(count).scalar_one() if query.count else None
+            rows = [_message(r) for r in page.all(conn, values)]
+            total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
         return await self.db.run(read)
 
-    async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
-        tbl = self.t("messages")
+    def _neighbours(self, direction: str) -> Prepared:
+        """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
-        def read(conn: Connection) -> list[Message]:
-            target = (
-                conn.execute(self._select("messages").where(tbl.c.id == message_id))
-                .mappings()
-                .first()
+        def build() -> Executable:
+            tbl = self.t("messages")
+            at, mid = sa.bindparam("at", type_=tbl.c.createdAt.type), sa.bindparam("mid")
+            if direction == "<":
+                beyond = sa.or_(
+                    tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < mid)
+                )
+                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+            else:
+                beyond = sa.or_(
+                    tbl.c.createdAt > at, sa.and_(tbl.c.createdAt == at, tbl.c.id > mid)
+                )
+                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+            return (
+                self._select("messages")
+                .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
+                .order_by(*ordering)
+                .limit(sa.bindparam("limit"))
             )
+
+        return self.prepared(("neighbours", direction), build)
+
+    async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
+        def read(conn: Connection) -> list[Message]:
+            target = self.select_by("messages", "id").first(conn, {"id": message_id})
             if target is None:
                 return []
             found = [_message(target)]
-            at, tid = found[0].created_at, found[0].thread_id
-            same = tbl.c.thread_id == tid
+            values = {
+                "tid": found[0].thread_id,
+                "at": found[0].created_at,
+                "mid": message_id,
+            }
             if before:
-                earlier = sa.or_(
-                    tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < message_id)
-                )
-                stmt = (
-                    self._select("messages")
-                    .where(same, earlier)
-                    .order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
-                    .limit(before)
-                )
-                found.extend(_message(r) for r in conn.execute(stmt).mappings())
+                rows = self._neighbours("<").all(conn, {**values, "limit": before})
+                found.extend(_message(r) for r in rows)
             if after:
-                later = sa.or_(
-                    tbl.c.createdAt > at, sa.and_(tbl.c.createdAt == at, tbl.c.id > message_id)
-                )
-                stmt = (
-                    self._select("messages")
-                    .where(same, later)
-                    .order_by(tbl.c.createdAt.asc(), tbl.c.id.asc())
-                    .limit(after)
-                )
-                found.extend(_message(r) for r in conn.execute(stmt).mappings())
+                rows = self._neighbours(">").all(conn, {**values, "limit": after})
+                found.extend(_message(r) for r in rows)
             return found
 
         return await self.db.run(read)
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
-        tbl = self.t("messages")
-        stmt = self._select("messages").where(tbl.c.id.in_(list(message_ids)))
-        return await self.db.run(lambda conn: [_message(r) for r in conn.execute(stmt).mappings()])
+        return await self.db.run(
+            lambda conn: [
+                _message(r)
+                for r in self._ids_in(conn, "messages_by_id", "messages", "id", message_ids)
+            ]
+        )
 
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
-        tbl, threads = self.t("messages"), self.t("threads")
         rows = []
         for m in messages:
             stored = m.stored()
             stored["content"] = m.content.to_json()
             rows.append(self.db.values(MESSAGES, stored))
-        targets = {m.thread_id for m in messages}
+        targets = sorted({m.thread_id for m in messages})
         ids = [m.id for m in messages]
-        stmt = self.db.dialect.upsert(tbl, rows, ["id"], [c for c in rows[0] if c != "id"])
 
         def save(conn: Connection) -> None:
-            existing = set(
-                conn.execute(
-                    sa.select(threads.c.id).where(threads.c.id.in_(sorted(targets)))
-                ).scalars()
-            )
-            missing = targets - existing
+            existing = {
+                r["id"]
+                for r in self._ids_in(conn, "thread_ids", "threads", "id", targets, what="id")
+            }
+            missing = set(targets) - existing
             if missing:
                 raise NotFoundError(f"thread(s) not found: {sorted(missing)}")
-            previous = set(
-                conn.execute(
-                    sa.select(tbl.c.thread_id).where(tbl.c.id.in_(ids)).distinct()
-                ).scalars()
-            )
-            conn.execute(stmt)
-            self._touch_threads(conn, targets | previous, now)
+            previous = {
+                r["thread_id"]
+                for r in self._ids_in(conn, "threads_of", "messages", "id", ids, what="thread_id")
+            }
+            self._upsert(conn, "messages", rows)
+            self._touch_threads(conn, set(targets) | previous, now)
 
         await self.db.run(save, write=True)
 
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
-        tbl = self.t("messages")
         ids = list(message_ids)
 
         def delete(conn: Connection) -> None:
-            touched = set(
-                conn.execute(
-                    sa.select(tbl.c.thread_id).where(tbl.c.id.in_(ids)).distinct()
-                ).scalars()
-            )
-            conn.execute(tbl.delete().where(tbl.c.id.in_(ids)))
+            touched = {
+                r["thread_id"]
+                for r in self._ids_in(conn, "threads_of", "messages", "id", ids, what="thread_id")
+            }
+            for chunk in _chunks(ids):
+                n = len(chunk)
+
+                def build(n: int = n) -> Executable:
+                    tbl = self.t("messages")
+                    return tbl.delete().where(tbl.c.id.in_(params("v", n)))
+
+                self.prepared(("delete_messages", n), build).execute(conn, numbered("v", chunk))
             self._touch_threads(conn, touched, now)
 
         await self.db.run(delete, write=True)
@@ -272,8 +411,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _resource_row(
         self, conn: Connection, resource_id: str, *, lock: bool = False
     ) -> Resource | None:
-        stmt = self._select("resources").where(self.t("resources").c.id == resource_id)
-        row = conn.execute(self._locked(stmt) if lock else stmt).mappings().first()
+        row = self.select_by("resources", "id", lock=lock).first(conn, {"id": resource_id})
         return from_row(Resource, row) if row is not None else None
 
     async def _get_resource(self, resource_id: str) -> Resource | None:
@@ -281,10 +419,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     async def _save_resource(self, resource: Resource) -> None:
         row = self.db.values(RESOURCES, resource.stored())
-        stmt = self.db.dialect.upsert(
-            self.t("resources"), [row], ["id"], [c for c in row if c != "id"]
-        )
-        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+        await self.db.run(lambda conn: self._upsert(conn, "resources", [row]), write=True)
 
     async def _update_resource(
         self,
@@ -295,7 +430,28 @@ class SqlMemory(SqlDomain, MemoryDomain):
         now: Any,
         expected_working_memory: Any,
     ) -> Resource:
-        tbl = self.t("resources")
+        set_memory, set_metadata = working_memory is not None, metadata is not None
+
+        def build_update() -> Executable:
+            tbl = self.t("resources")
+            columns = {c: c for c in self.db.timestamp_values(RESOURCES, "updatedAt", now)}
+            if set_memory:
+                columns["workingMemory"] = "wm"
+            if set_metadata:
+                columns["metadata"] = "metadata"
+            return (
+                tbl.update()
+                .where(tbl.c.id == sa.bindparam("rid"))
+                .values(self.set_values("resources", columns))
+            )
+
+        def build_insert() -> Executable:
+            columns = self.db.values(RESOURCES, {})
+            return (
+                self.t("resources")
+                .insert()
+                .values(self.set_values("resources", {c: c for c in columns}))
+            )
 
         def update(conn: Connection) -> Resource:
             current = self._resource_row(conn, resource_id, lock=True)
@@ -312,18 +468,23 @@ class SqlMemory(SqlDomain, MemoryDomain):
                     created_at=now,
                     updated_at=now,
                 )
-                conn.execute(tbl.insert().values(self.db.values(RESOURCES, created.stored())))
+                self.prepared("insert_resource", build_insert).execute(
+                    conn, self.db.values(RESOURCES, created.stored())
+                )
                 return created
-            values: dict[str, Any] = self.db.timestamp_values(RESOURCES, "updatedAt", now)
-            if working_memory is not None:
-                values["workingMemory"] = working_memory
             merged = shallow_merge(current.metadata, metadata)
-            if metadata is not None:
-                values["metadata"] = merged
-            conn.execute(tbl.update().where(tbl.c.id == resource_id).values(values))
+            self.prepared(("update_resource", set_memory, set_metadata), build_update).execute(
+                conn,
+                {
+                    "rid": resource_id,
+                    "wm": working_memory,
+                    "metadata": merged,
+                    **self.db.timestamp_values(RESOURCES, "updatedAt", now),
+                },
+            )
             return current.model_copy(
                 update={
-                    "working_memory": working_memory if working_memory is not None else stored_wm,
+                    "working_memory": working_memory if set_memory else stored_wm,
                     "metadata": merged,
                     "updated_at": now,
                 }

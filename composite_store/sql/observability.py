@@ -8,6 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.observability import (
     LIGHT_OMITTED,
@@ -22,6 +23,7 @@ from composite_store.errors import NotFoundError
 from composite_store.records.observability import OtelSpan, Span
 from composite_store.schema import ColumnType, table
 from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 
 __all__ = ["SqlObservability"]
@@ -32,9 +34,6 @@ SPAN_KEY = ["traceId", "spanId"]
 _COLUMN = {name: info.serialization_alias or name for name, info in Span.model_fields.items()}
 _TIMESTAMPS = frozenset(SPANS.columns_of(ColumnType.TIMESTAMP))
 #: Rows per multi-row INSERT.
-_CHUNK = 500
-
-
 def _dated(column: Any, rng: DateRange | NanoRange) -> list[Any]:
     conditions = []
     if rng.start is not None:
@@ -100,24 +99,21 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         for column, pairs in (("metadata", f.metadata), ("attributes", f.attributes),
                               ("scope", f.scope)):
             for key, value in (pairs or {}).items():
-                where.append(dialect.json_equals(tbl.c[column], key, value))
+                where.append(
+                    dialect.json_equals(tbl.c[column], key, sa.literal(dumps(value), sa.Text))
+                )
         return where
 
     # -- writes ----------------------------------------------------------------------------------
 
     async def _save_spans(self, spans: Sequence[Span]) -> None:
         rows = [self.db.values(SPANS, s.stored()) for s in spans]
-        update = [c for c in rows[0] if c not in SPAN_KEY]
-        # One multi-row statement per chunk, all in one transaction: a span row binds ~40
-        # parameters and SQLite caps a statement at 32766.
-        stmts = [
-            self.db.dialect.upsert(self.t("ai_spans"), rows[i : i + _CHUNK], SPAN_KEY, update)
-            for i in range(0, len(rows), _CHUNK)
-        ]
+        # Multi-row statements in bounded chunks, all in one transaction.
+        stmts = self.upsert("ai_spans", rows, SPAN_KEY)
 
         def save(conn: Connection) -> None:
-            for stmt in stmts:
-                conn.execute(stmt)
+            for stmt, values in stmts:
+                stmt.execute(conn, values)
 
         await self.db.run(save, write=True)
 
@@ -150,15 +146,11 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
 
     async def _save_otel_spans(self, spans: Sequence[OtelSpan]) -> None:
         rows = [self.db.values(OTEL, s.stored()) for s in spans]
-        update = [c for c in rows[0] if c != "id"]
-        stmts = [
-            self.db.dialect.upsert(self.t("traces"), rows[i : i + _CHUNK], ["id"], update)
-            for i in range(0, len(rows), _CHUNK)
-        ]
+        stmts = self.upsert("traces", rows, ["id"])
 
         def save(conn: Connection) -> None:
-            for stmt in stmts:
-                conn.execute(stmt)
+            for stmt, values in stmts:
+                stmt.execute(conn, values)
 
         await self.db.run(save, write=True)
 
@@ -189,14 +181,17 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         return await self.db.run(read)
 
     async def _trace_spans(self, trace_id: str, *, light: bool) -> list[Span]:
-        tbl = self.t("ai_spans")
-        stmt = (
-            self._select_spans(light=light)
-            .where(tbl.c.traceId == trace_id)
-            .order_by(tbl.c.startedAt.asc(), tbl.c.spanId.asc())
-        )
+        def build() -> Executable:
+            tbl = self.t("ai_spans")
+            return (
+                self._select_spans(light=light)
+                .where(tbl.c.traceId == sa.bindparam("trace_id"))
+                .order_by(tbl.c.startedAt.asc(), tbl.c.spanId.asc())
+            )
+
+        stmt = self.prepared(("trace_spans", light), build)
         return await self.db.run(
-            lambda conn: [from_row(Span, r) for r in conn.execute(stmt).mappings()]
+            lambda conn: [from_row(Span, r) for r in stmt.all(conn, {"trace_id": trace_id})]
         )
 
     async def _list_traces(self, query: TraceQuery) -> tuple[list[Span], int | None]:
@@ -231,7 +226,11 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         if query.start_time is not None:
             where.extend(_dated(tbl.c.startTime, query.start_time))
         for key, value in (query.filter.attributes or {}).items():
-            where.append(self.db.dialect.json_equals(tbl.c.attributes, key, value))
+            where.append(
+                self.db.dialect.json_equals(
+                    tbl.c.attributes, key, sa.literal(dumps(value), sa.Text)
+                )
+            )
         stmt = (
             sa.select(*self.db.readable(tbl, OTEL))
             .where(*where)

@@ -66,7 +66,9 @@ class Prepared:
         converted: dict[str, Any] = {}
         for sql_name, name, process in self._binds:
             value = values[name] if name in values else self._fixed[name]
-            converted[sql_name] = process(value) if process is not None and value is not None else value
+            converted[sql_name] = (
+                process(value) if process is not None and value is not None else value
+            )
         if self._order is not None:
             return tuple(converted[n] for n in self._order)
         return converted
@@ -84,7 +86,9 @@ class Prepared:
         finally:
             cursor.close()
 
-    def all(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def all(
+        self, conn: Connection, values: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Run a SELECT and return every row as a dict of converted values by column key."""
         if not self.fast:
             return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
@@ -103,7 +107,9 @@ class Prepared:
             for row in raw
         ]
 
-    def first(self, conn: Connection, values: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    def first(
+        self, conn: Connection, values: Mapping[str, Any] | None = None
+    ) -> dict[str, Any] | None:
         """The first row of :meth:`all`, or None."""
         rows = self.all(conn, values)
         return rows[0] if rows else None

@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
 from composite_store.records.workflows import WorkflowRun
@@ -27,23 +28,25 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
 
     async def _persist(self, run: WorkflowRun, *, keep_created_at: bool) -> None:
         row = self.db.values(SNAPSHOTS, run.stored())
-        keep = {"workflow_name", "run_id"} | (
-            {"createdAt", "createdAtZ"} if keep_created_at else set()
-        )
-        stmt = self.db.dialect.upsert(
-            self.t("workflow_snapshot"), [row], KEY, [c for c in row if c not in keep]
-        )
-        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+        keep = [c for c in ("createdAt", "createdAtZ") if keep_created_at and c in row]
+        [(stmt, values)] = self.upsert("workflow_snapshot", [row], KEY, keep)
+        await self.db.run(lambda conn: stmt.execute(conn, values), write=True)
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
-        tbl = self.t("workflow_snapshot")
-        stmt = self._select().where(tbl.c.run_id == run_id)
-        if workflow_name is not None:
-            stmt = stmt.where(tbl.c.workflow_name == workflow_name)
-        stmt = stmt.order_by(tbl.c.createdAt.desc()).limit(1)
+        named = workflow_name is not None
+
+        def build() -> Executable:
+            tbl = self.t("workflow_snapshot")
+            stmt = self._select().where(tbl.c.run_id == sa.bindparam("run_id"))
+            if named:
+                stmt = stmt.where(tbl.c.workflow_name == sa.bindparam("workflow_name"))
+            return stmt.order_by(tbl.c.createdAt.desc()).limit(1)
+
+        stmt = self.prepared(("get_run", named), build)
+        values = {"run_id": run_id, "workflow_name": workflow_name}
 
         def read(conn: Connection) -> WorkflowRun | None:
-            row = conn.execute(stmt).mappings().first()
+            row = stmt.first(conn, values)
             return from_row(WorkflowRun, row) if row is not None else None
 
         return await self.db.run(read)

@@ -226,6 +226,11 @@ REDIS = RawForm(
     boolean=_bool_as_text,
     number=_number_as_text,
 )
+#: MongoDB (docs/mongodb.md): timestamps are BSON dates (read back aware, UTC), JSON columns
+#: embedded BSON values of the written type, message content compact JSON text.
+MONGODB = RawForm(
+    timestamp=_aware_utc, json=_equal, json_text=_compact_json_text, boolean=_bool
+)
 #: Families DESIGN.md does not pin down: every value must decode to what was written.
 LENIENT = RawForm(
     timestamp=_any_instant, json=_any_json, json_text=_any_json, boolean=_any_bool,
@@ -236,6 +241,7 @@ LENIENT = RawForm(
 FORMS: dict[str, RawForm] = {
     "libsql": SQLITE,
     "memory": MEMORY,
+    "mongodb": MONGODB,
     "postgresql": POSTGRES,
     "redis": REDIS,
     "sqlite": SQLITE,

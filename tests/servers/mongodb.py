@@ -24,9 +24,11 @@ from composite_store_mongodb.provision import create_namespace, drop_namespace, 
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, free_port, reachable, wait_until
 
-__all__ = ["BACKEND", "find", "session_url", "start_throwaway"]
+__all__ = ["BACKEND", "STANDALONE", "find", "find_standalone", "session_url", "start_throwaway"]
 
 BACKEND = "mongodb"
+#: The no-transaction deployment, reported as its own backend in the summary.
+STANDALONE = "mongodb-standalone"
 ENV = "COMPOSITE_STORE_TEST_MONGODB_URL"
 #: Seconds a throwaway server gets to answer (it imports a lot of Python first).
 STARTUP_SECONDS = 60
@@ -45,6 +47,13 @@ def find() -> Found | str:
         failure = reachable(lambda: _probe(env))
         return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
     return start_throwaway()
+
+
+@functools.cache
+def find_standalone() -> Found | str:
+    """A standalone server (no replica set, so no transactions): always a throwaway
+    SecantusDB, whatever ``COMPOSITE_STORE_TEST_MONGODB_URL`` points at."""
+    return start_throwaway(standalone=True)
 
 
 def start_throwaway(*, standalone: bool = False) -> Found | str:
@@ -100,14 +109,14 @@ def start_throwaway(*, standalone: bool = False) -> Found | str:
     return Found(url, f"throwaway secantusdb 127.0.0.1:{port} ({kind})")
 
 
-def session_url(request: pytest.FixtureRequest, found: Found | str | None = None) -> str:
-    """A store URL on a fresh database, dropped when the session ends. Skips or fails when
-    unreachable."""
-    found = find() if found is None else found
+def session_url(request: pytest.FixtureRequest, *, standalone: bool = False) -> str:
+    """A store URL on a fresh database, dropped when the fixture's scope ends; ``standalone``
+    asks for a server without transactions. Skips or fails when unreachable."""
+    backend, found = (STANDALONE, find_standalone()) if standalone else (BACKEND, find())
     if isinstance(found, str):
-        unreachable(BACKEND, found)
+        unreachable(backend, found)
     server = found
     name = asyncio.run(create_namespace(server.url))
     request.addfinalizer(lambda: asyncio.run(drop_namespace(server.url, name)))
-    ran(BACKEND, server.how)
+    ran(backend, server.how)
     return store_url(server.url, name)

@@ -24,7 +24,7 @@ from composite_store_redis.provision import create_namespace, drop_namespace, st
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, reachable, run_checked, wait_until
 
-__all__ = ["CLUSTER", "STANDALONE", "find", "find_cluster", "session_url"]
+__all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
 
 STANDALONE = "redis"
 CLUSTER = "redis_cluster"
@@ -32,6 +32,18 @@ ENV = "COMPOSITE_STORE_TEST_REDIS_URL"
 CLUSTER_ENV = "COMPOSITE_STORE_TEST_REDIS_CLUSTER_URL"
 LOCAL = "redis://127.0.0.1:6379/9?socket_connect_timeout=3"
 _NODES = 3
+
+#: Observability tests whose listings no single sorted set serves: the adapter raises
+#: UnsupportedOperationError rather than scan (docs/redis.md), so they are strict xfails.
+KNOWN_GAPS = {
+    "test_list_traces_filters_combine_with_and": (
+        "two text filters at once need an index intersection; Redis serves one facet (or the "
+        "entity pair) per listing"
+    ),
+    "test_list_traces_tags_must_all_be_present": (
+        "several tags at once need a set intersection; Redis serves one tag per listing"
+    ),
+}
 
 
 async def _probe(url: str) -> None:

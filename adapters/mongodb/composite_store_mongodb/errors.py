@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from bson.errors import InvalidDocument
+from bson.errors import InvalidDocument, InvalidStringData
 from pymongo.errors import (
     BulkWriteError,
     ConnectionFailure,
@@ -35,10 +35,13 @@ ERROR_MAP: Mapping[type[BaseException], type[CompositeStoreError]] = {
     DuplicateKeyError: ConflictError,
     # Network errors, server selection timeouts and elections: the operation may be retried.
     ConnectionFailure: BackendUnavailableError,
-    # Values BSON cannot hold (integers beyond 64 bits, unknown Python types, > 16 MiB).
+    # Values BSON cannot hold: integers beyond 64 bits, unknown Python types, documents over
+    # 16 MiB, text that is not UTF-8 (lone surrogates).
     InvalidDocument: ValidationError,
+    InvalidStringData: ValidationError,
     DocumentTooLarge: ValidationError,
     OverflowError: ValidationError,
+    UnicodeEncodeError: ValidationError,
     PyMongoError: CompositeStoreError,
 }
 

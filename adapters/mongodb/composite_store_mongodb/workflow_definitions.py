@@ -14,12 +14,13 @@ from composite_store.domains.workflow_definitions import (
     VersionQuery,
     WorkflowDefinitionsDomain,
 )
+from composite_store.errors import ConflictError
 from composite_store.records.workflow_definitions import (
     WorkflowDefinition,
     WorkflowDefinitionVersion,
 )
 from composite_store.schema import table
-from composite_store_mongodb.cas import update_document, with_loader
+from composite_store_mongodb.cas import MAX_ATTEMPTS, update_document, with_loader
 from composite_store_mongodb.connection import Document, Session
 from composite_store_mongodb.documents import NO_ID, document, from_document
 from composite_store_mongodb.domain import MongoDomain
@@ -121,12 +122,22 @@ class MongoWorkflowDefinitions(MongoDomain, WorkflowDefinitionsDomain):
             version = build(n)
             if await versions.find_one({"id": version.id}, {"_id": 1}, session=session):
                 return "id_taken"
-            # A concurrent writer that took ``n`` in between trips the unique index: that
-            # surfaces as ConflictError, and the contract computes the number again.
             await versions.insert_one(document(VERSIONS, version), session=session)
             return version
 
-        return await self.conn.run(create, atomic=True)
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return await self.conn.run(create, atomic=True)
+            except ConflictError as exc:
+                # A concurrent writer took the computed number between the read and the
+                # insert (the unique index refused ours): compute it again. Each lost round
+                # means another version landed, so this ends.
+                if number is not None or not _number_taken(exc):
+                    raise
+        raise ConflictError(
+            f"workflow definition {definition_id!r}: {MAX_ATTEMPTS} concurrent writers took "
+            "every version number computed; retry"
+        )
 
     async def _get_version(self, version_id: str) -> WorkflowDefinitionVersion | None:
         coll = self.c("workflow_definition_versions")
@@ -154,3 +165,14 @@ class MongoWorkflowDefinitions(MongoDomain, WorkflowDefinitionsDomain):
             query.count,
         )
         return [from_document(WorkflowDefinitionVersion, d) for d in docs], total or 0
+
+
+def _number_taken(exc: ConflictError) -> bool:
+    """Whether ``exc`` is the unique (workflowDefinitionId, versionNumber) index refusing."""
+    cause = exc.__cause__
+    if not isinstance(cause, DuplicateKeyError):
+        return False
+    pattern = (cause.details or {}).get("keyPattern")
+    if isinstance(pattern, dict):
+        return "versionNumber" in pattern
+    return "versionNumber" in str(cause)

@@ -46,6 +46,9 @@ SCHEMES = (
 )
 #: MySQL and MariaDB refuse longer identifiers.
 MAX_IDENTIFIER = 64
+#: ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back, so it may simply run again.
+#: (A lock wait timeout is not retried: it already waited innodb_lock_wait_timeout.)
+TRANSIENT_ERRORS = frozenset({1213})
 #: Seconds after which a pooled connection is replaced (below the servers' wait_timeout).
 POOL_RECYCLE = 3600
 #: Strict: a value that does not fit is an error, never silently truncated. Fixed per
@@ -111,6 +114,11 @@ class MysqlDialect(SqlDialect):
         connect_args.setdefault("init_command", f"SET SESSION sql_mode='{SQL_MODE}'")
         return create_async_engine(url, connect_args=connect_args, **engine_options)
 
+    def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
+        # docstring inherited
+        args = getattr(exc.orig, "args", ())
+        return bool(args) and args[0] in TRANSIENT_ERRORS
+
     def begin(self, conn: Connection, *, write: bool) -> None:
         # docstring inherited
         self.is_mariadb = bool(getattr(conn.dialect, "is_mariadb", False))
@@ -164,9 +172,11 @@ class MysqlDialect(SqlDialect):
         path = sa.literal(f'$."{key}"', sa.String)
         return sa.func.json_unquote(sa.func.json_extract(column, path), type_=sa.Text)
 
-    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
+    def json_equals(
+        self, column: ColumnElement[Any], key: str, value_json: ColumnElement[Any]
+    ) -> ColumnElement[bool]:
         # docstring inherited
-        return json_equals(column, f'$."{key}"', dumps(value))
+        return json_equals(column, f'$."{key}"', value_json)
 
     def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
         # docstring inherited

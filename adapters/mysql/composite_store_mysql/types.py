@@ -90,6 +90,8 @@ def _compile_json_equals(element: _JsonEquals, compiler: SQLCompiler, **kw: Any)
     return f"{field} = CAST({value} AS JSON)"
 
 
-def json_equals(document: ColumnElement[Any], path: str, value_json: str) -> ColumnElement[bool]:
-    """``document[path] == value`` for a JSON path and a JSON-encoded value."""
-    return _JsonEquals(document, sa.literal(path, sa.String), sa.literal(value_json, sa.String))
+def json_equals(
+    document: ColumnElement[Any], path: str, value_json: ColumnElement[Any]
+) -> ColumnElement[bool]:
+    """``document[path] == value`` for a JSON path and an expression holding the value's JSON."""
+    return _JsonEquals(document, sa.literal(path, sa.String), value_json)

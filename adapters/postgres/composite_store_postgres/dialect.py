@@ -41,6 +41,8 @@ __all__ = ["PostgresDialect", "async_url"]
 SCHEMES = ("postgresql", "postgresql+psycopg", "postgresql+psycopg_async", "postgres")
 #: PostgreSQL truncates longer identifiers (NAMEDATALEN - 1 bytes).
 MAX_IDENTIFIER_BYTES = 63
+#: deadlock_detected, serialization_failure: the transaction rolled back and may run again.
+TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
 #: Seconds after which a pooled connection is replaced (proxies and servers drop idle ones).
 POOL_RECYCLE = 1800
 
@@ -96,6 +98,10 @@ class PostgresDialect(SqlDialect):
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
         return create_async_engine(url, **engine_options)
 
+    def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
+        # docstring inherited
+        return getattr(exc.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         # docstring inherited
         if schema:
@@ -148,11 +154,13 @@ class PostgresDialect(SqlDialect):
         # docstring inherited
         return column.op("->>", return_type=sa.Text)(sa.literal(key, sa.Text))
 
-    def json_equals(self, column: ColumnElement[Any], key: str, value: Any) -> ColumnElement[bool]:
+    def json_equals(
+        self, column: ColumnElement[Any], key: str, value_json: ColumnElement[Any]
+    ) -> ColumnElement[bool]:
         # docstring inherited
         # Compare as JSONB, so 2 matches 2.0 and a nested object matches by value.
         field = column.op("->", return_type=postgresql.JSONB)(sa.literal(key, sa.Text))
-        return field == sa.cast(sa.literal(dumps(value), sa.Text), postgresql.JSONB)
+        return field == sa.cast(value_json, postgresql.JSONB)
 
     def json_array_contains(self, column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
         # docstring inherited

@@ -44,7 +44,7 @@ class Batch:
     """The guards and commands of one write operation (see the module docstring).
 
     ``expire_at`` is the absolute expiry (ms since the epoch) of everything written, or None
-    without TTL; ``companion`` maps an index key to its TTL companion key.
+    without TTL.
     """
 
     def __init__(self, *, expire_at: int | None = None) -> None:

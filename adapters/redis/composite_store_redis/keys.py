@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from redis.crc import key_slot
 
@@ -130,7 +129,7 @@ def sorted_index(
     documented = next(
         (i.suffix for i in spec.indexes if tuple(name for name, _ in i.columns) == columns), None
     )
-    name = documented or "_".join(c.lower().replace(".", "_") for c in columns) + "_idx"
+    name = documented or "_".join(c.lower().replace(".", "_").lstrip("_") for c in columns) + "_idx"
     if kind:
         name = f"{kind}_{name}"
     return SortedIndex(base, name, tuple(partition), order, tuple(member), lex)
@@ -180,18 +179,6 @@ class Keys:
     def pattern(self, base: str) -> str:
         """A SCAN pattern matching every key of table ``base`` (catalog included)."""
         return f"{self.table(base)}:*"
-
-
-def partition_values(index: SortedIndex, stored: dict[str, Any]) -> list[str] | None:
-    """The partition values of a stored record for ``index``, or None when one is missing
-    (a record whose partition column is null is not in that index)."""
-    values = []
-    for column in index.partition:
-        value = stored.get(column)
-        if value is None:
-            return None
-        values.append(value if isinstance(value, str) else str(value))
-    return values
 
 
 def same_slot(keys: Sequence[str]) -> bool:

@@ -43,8 +43,8 @@ __all__ = ["RedisObservability"]
 
 _SPANS, _OTEL = table("ai_spans"), table("traces")
 _ROOT, _ERROR, _ENDED = "_root", "_error", "_ended"
-_STATUS, _HCE, _TAG = "_status", "_hasChildError", "_tag"
-_DERIVED = (_ROOT, _ERROR, _ENDED, _STATUS, _HCE, _TAG)
+_STATUS, _HCE, _TAG, _DONE = "_status", "_hasChildError", "_tag", "_hasEnded"
+_DERIVED = (_ROOT, _ERROR, _ENDED, _STATUS, _HCE, _TAG, _DONE)
 
 BY_TRACE = sorted_index("ai_spans", ["traceId"], "startedAt", ["spanId"])
 ROOTS = sorted_index("ai_spans", ["traceId", _ROOT], "startedAt", ["spanId"], derived=_DERIVED)
@@ -61,7 +61,7 @@ _TEXT_FACETS = (
 _PAIRS = (("entityType", "entityId"), ("entityType", "entityName"))
 _FACET_SETS: tuple[tuple[str, ...], ...] = (
     (),
-    *((f,) for f in (*_TEXT_FACETS, _STATUS, _HCE, _TAG)),
+    *((f,) for f in (*_TEXT_FACETS, _STATUS, _HCE, _TAG, _DONE)),
     *_PAIRS,
 )
 #: (facets, order field) -> the set of root spans serving exactly that listing.
@@ -110,6 +110,7 @@ def _root_facets(stored: Mapping[str, Any], has_child_error: bool) -> dict[str, 
         _ENDED: "+inf" if ended is None else ended,
         _STATUS: "error" if error is not None else ("running" if ended is None else "success"),
         _HCE: "true" if has_child_error else "false",
+        _DONE: "false" if ended is None else "true",
         _TAG: list(dict.fromkeys(stored.get("tags") or [])) or None,
     }
 
@@ -354,6 +355,9 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             facets[_TAG] = tags[0]
         ended = query.order_field == "endedAt"
         other = f.started_at if ended else f.ended_at
+        if not ended and other is not None and other.start is None and other.end is None:
+            # An open endedAt range only says "has ended": a facet of its own.
+            facets[_DONE], other = "true", None
         if other is not None:
             raise UnsupportedOperationError(
                 f"redis bounds traces by the field they are ordered by; order by "
@@ -448,5 +452,5 @@ def unpack_all(members: Iterable[str]) -> list[str]:
 
 
 def _describe(facets: Mapping[str, str]) -> str:
-    names = {_STATUS: "status", _HCE: "has_child_error", _TAG: "tags"}
+    names = {_STATUS: "status", _HCE: "has_child_error", _TAG: "tags", _DONE: "ended_at"}
     return ", ".join(sorted(names.get(k, k) for k in facets)) or "nothing"

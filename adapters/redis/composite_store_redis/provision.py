@@ -24,7 +24,7 @@ __all__ = ["create_namespace", "drop_namespace", "store_url"]
 
 
 def _name(name: str | None) -> str:
-    prefix = validate_prefix(name or f"cs_{secrets.token_hex(6)}_")
+    prefix = validate_prefix(f"cs_{secrets.token_hex(6)}_" if name is None else name)
     if not prefix:
         # An empty prefix is the whole database: never a throwaway namespace.
         raise ValidationError("a throwaway namespace needs a non-empty key prefix")

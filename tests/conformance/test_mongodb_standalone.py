@@ -1,0 +1,59 @@
+"""The conformance suite on a standalone MongoDB server (a throwaway SecantusDB started without
+its replica-set advertisement): no transactions, so ``atomic_batches`` and ``transactions``
+are off, and every multi-document write takes its no-transaction path.
+
+The schema and router suites do not depend on the deployment and run in test_mongodb.py only.
+"""
+
+import pytest
+from composite_store_conformance import (
+    CapabilitiesSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    MemorySuite,
+    ObservabilitySuite,
+    ScoresSuite,
+    WorkflowDefinitionsSuite,
+    WorkflowsSuite,
+)
+from servers import mongodb
+
+from composite_store import open_store
+from composite_store.store import Store
+
+
+@pytest.fixture(scope="session")
+def store_factory(request: pytest.FixtureRequest) -> Store:
+    return open_store(mongodb.session_url(request, standalone=True))
+
+
+class TestMongoStandaloneMemory(MemorySuite):
+    pass
+
+
+class TestMongoStandaloneWorkflows(WorkflowsSuite):
+    pass
+
+
+class TestMongoStandaloneScores(ScoresSuite):
+    pass
+
+
+class TestMongoStandaloneWorkflowDefinitions(WorkflowDefinitionsSuite):
+    pass
+
+
+class TestMongoStandaloneDatasets(DatasetsSuite):
+    pass
+
+
+class TestMongoStandaloneExperiments(ExperimentsSuite):
+    pass
+
+
+class TestMongoStandaloneObservability(ObservabilitySuite):
+    pass
+
+
+class TestMongoStandaloneCapabilities(CapabilitiesSuite):
+    pass
