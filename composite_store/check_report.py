@@ -154,6 +154,10 @@ def _outcome(report: pytest.TestReport) -> tuple[str, str | None]:
 def _first_error(text: str) -> str:
     """The ``E`` lines of a failure (the assertion message), in one line."""
     errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    if errors and errors[0].startswith("AssertionError: "):
+        # A message was given: pytest's introspection of the expression after it repeats it.
+        cut = next((i for i, line in enumerate(errors) if line.startswith("assert ")), None)
+        errors = errors[:cut]
     lines = errors or [line.strip() for line in text.splitlines() if line.strip()][-1:]
     message = " / ".join(line for line in lines[:4] if line)
     return redact(message[:500])

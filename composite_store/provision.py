@@ -126,7 +126,8 @@ def get_provisioner(scheme: str) -> Provisioner:
             "its author can add one (see composite_store.provision.Provisioner) or call "
             "composite_store.provision.register_provisioner"
         ) from exc
-    provisioner = _checked(module, f"{package}.provision")
+    what = f"'{scheme}://' has no throwaway namespaces: {package}.provision"
+    provisioner = _checked(module, what)
     _registry[scheme] = provisioner
     return provisioner
 

@@ -16,6 +16,7 @@ from composite_store.errors import ValidationError
 __all__ = [
     "DEFAULT_PREFIX",
     "DOMAINS",
+    "EMPTY_STRING_IS_NULL",
     "SCHEMA_VERSION",
     "SHADOW_TIMESTAMPS",
     "TABLES",
@@ -30,6 +31,7 @@ __all__ = [
     "validate_identifier",
     "validate_prefix",
     "variant_columns",
+    "variant_nullable",
 ]
 
 DEFAULT_PREFIX = "mastra_"
@@ -486,9 +488,12 @@ def iter_tables() -> Iterator[TableSpec]:
 
 #: Mastra's PostgreSQL layout: every timestamp column ``c`` has a shadow ``"cZ" TIMESTAMPTZ``.
 SHADOW_TIMESTAMPS = "shadow_timestamps"
-#: The physical variants a backend may declare; the schema checks accept the extra columns they
-#: add and nothing else.
-VARIANTS: tuple[str, ...] = (SHADOW_TIMESTAMPS,)
+#: Oracle stores ``''`` as NULL: documented NOT NULL text columns outside the keys (a thread's
+#: title may be ``''``) are nullable there, and NULL reads back as ``''``.
+EMPTY_STRING_IS_NULL = "empty_string_is_null"
+#: The physical variants a backend may declare; the schema checks accept the extra columns
+#: (and the relaxed nullability) they bring and nothing else.
+VARIANTS: tuple[str, ...] = (SHADOW_TIMESTAMPS, EMPTY_STRING_IS_NULL)
 
 
 def shadow_name(column: str) -> str:
@@ -509,6 +514,18 @@ def variant_columns(spec: TableSpec, variants: Iterable[str]) -> dict[str, Colum
                 if col.type is ColumnType.TIMESTAMP:
                     extra[shadow_name(col.name)] = col
     return extra
+
+
+def variant_nullable(spec: TableSpec, variants: Iterable[str]) -> frozenset[str]:
+    """Documented NOT NULL columns of ``spec`` that ``variants`` store nullable."""
+    if EMPTY_STRING_IS_NULL not in set(variants):
+        return frozenset()
+    keys = {*spec.primary_key, *(n for u in spec.unique for n in u)}
+    return frozenset(
+        c.name
+        for c in spec.columns
+        if c.type is ColumnType.TEXT and not c.nullable and not c.key and c.name not in keys
+    )
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -41,22 +41,23 @@ DOMAIN_PURPOSE: dict[str, str] = {
     "experiments": "experiment runs over datasets and their per-item results",
 }
 
-#: How each backend stores a logical type (the SQLite column is compiled, not written here).
+#: How each relational backend stores a logical type. The SQLite column is compiled from the
+#: SQLite dialect; these are checked against the adapters' dialects by the repository's tests.
 PHYSICAL: dict[ColumnType, dict[str, str]] = {
     ColumnType.TEXT: {
         "PostgreSQL": "TEXT",
-        "MySQL / MariaDB": "TEXT (VARCHAR for key columns)",
-        "Oracle": "CLOB (VARCHAR2 for key columns)",
+        "MySQL / MariaDB": "LONGTEXT; VARCHAR(255) for lookup keys (utf8mb4, binary collation)",
+        "Oracle": "CLOB; VARCHAR2(255 CHAR) for lookup keys",
     },
     ColumnType.JSON: {
         "PostgreSQL": "JSONB",
         "MySQL / MariaDB": "JSON",
-        "Oracle": "JSON / CLOB",
+        "Oracle": "CLOB holding JSON text (`IS JSON`), or JSON on 21c and later",
     },
     ColumnType.TIMESTAMP: {
-        "PostgreSQL": 'TIMESTAMP (UTC wall clock) + shadow "<name>Z" TIMESTAMPTZ',
-        "MySQL / MariaDB": "DATETIME (UTC wall clock, milliseconds)",
-        "Oracle": "TIMESTAMP (UTC wall clock)",
+        "PostgreSQL": 'TIMESTAMP (UTC wall clock) plus a shadow `"<name>Z"` TIMESTAMPTZ',
+        "MySQL / MariaDB": "DATETIME(3) (UTC wall clock)",
+        "Oracle": "TIMESTAMP(3) (UTC wall clock)",
     },
     ColumnType.INTEGER: {
         "PostgreSQL": "INTEGER",
@@ -68,8 +69,16 @@ PHYSICAL: dict[ColumnType, dict[str, str]] = {
         "MySQL / MariaDB": "BIGINT",
         "Oracle": "NUMBER(19)",
     },
-    ColumnType.FLOAT: {"PostgreSQL": "FLOAT", "MySQL / MariaDB": "FLOAT", "Oracle": "FLOAT"},
-    ColumnType.BOOLEAN: {"PostgreSQL": "BOOLEAN", "MySQL / MariaDB": "BOOL", "Oracle": "NUMBER(1)"},
+    ColumnType.FLOAT: {
+        "PostgreSQL": "FLOAT (double precision)",
+        "MySQL / MariaDB": "DOUBLE",
+        "Oracle": "FLOAT",
+    },
+    ColumnType.BOOLEAN: {
+        "PostgreSQL": "BOOLEAN",
+        "MySQL / MariaDB": "BOOL",
+        "Oracle": "BOOLEAN on 23ai, else SMALLINT (0/1)",
+    },
 }
 
 SQLITE_NOTES: dict[ColumnType, str] = {

@@ -65,3 +65,18 @@ def test_remote_url_is_accepted_without_io_and_redacted() -> None:
     store = open_store("libsql://db.example.turso.io?authToken=s3cret")
     assert "s3cret" not in repr(store)
     assert "s3cret" not in str(store.describe())
+
+
+def test_large_integers_round_trip_exactly(tmp_path: Path) -> None:
+    # The driver would bind them as floats; nanosecond timestamps need every digit.
+    conn = dbapi.connect(str(tmp_path / "x.db"))
+    conn.execute("CREATE TABLE t (n INTEGER)")
+    big = 1715938200123456790
+    conn.execute("INSERT INTO t VALUES (?)", (big,))
+    conn.execute("INSERT INTO t VALUES (?)", (-(2**62) - 3,))
+    assert [r[0] for r in conn.execute("SELECT n FROM t ORDER BY n").fetchall()] == [
+        -(2**62) - 3,
+        big,
+    ]
+    assert conn.execute("SELECT count(*) FROM t WHERE n >= ?", (big,)).fetchone()[0] == 1
+    conn.close()

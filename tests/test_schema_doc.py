@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 
 from composite_store import schema_doc
 from composite_store.schema import DEFAULT_PREFIX, TABLES, ColumnType
+from composite_store.sql.dialect import SqlDialect
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
 REGENERATE = "uv run python -m composite_store.schema_doc > docs/schema.md"
@@ -36,6 +39,37 @@ def test_every_table_column_and_index_is_documented() -> None:
 
 def test_every_logical_type_has_a_physical_mapping() -> None:
     assert set(schema_doc.PHYSICAL) == set(ColumnType)
+
+
+#: docs column -> the adapter dialect whose DDL it documents, and SQLAlchemy's dialect name.
+ADAPTER_DIALECTS = [
+    ("PostgreSQL", "composite_store_postgres.dialect:PostgresDialect", "postgresql"),
+    ("MySQL / MariaDB", "composite_store_mysql.dialect:MysqlDialect", "mysql"),
+    ("Oracle", "composite_store_oracle.dialect:OracleDialect", "oracle"),
+]
+_TYPE_NAME = re.compile(r"^[A-Z0-9_]+(\([^)]*\))?")
+
+
+@pytest.mark.parametrize(("label", "target", "sa_name"), ADAPTER_DIALECTS)
+def test_documented_physical_types_match_the_adapter(label: str, target: str, sa_name: str) -> None:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        pytest.skip(f"{module_name} is not installed: {exc}")
+    dialect: SqlDialect = getattr(module, class_name)()
+    sa_dialect = importlib.import_module(f"sqlalchemy.dialects.{sa_name}").dialect()
+    for kind in ColumnType:
+        cell = schema_doc.PHYSICAL[kind][label]
+        for col in {c.key: c for t in TABLES for c in t.columns if c.type is kind}.values():
+            compiled = str(dialect.column_type(col).compile(dialect=sa_dialect))
+            match = _TYPE_NAME.match(compiled)
+            assert match is not None, compiled
+            assert match.group(0) in cell, (
+                f"{label} {kind.value}: DDL says {compiled}, docs {cell!r}"
+            )
+        if kind is ColumnType.TIMESTAMP:
+            assert ("shadow" in cell) == dialect.shadow_timestamps, f"{label}: shadow columns"
 
 
 def test_deviations_name_real_columns_of_the_stated_type() -> None:

@@ -199,7 +199,7 @@ class SqlDatabase:
                     self._worker_conn.close()
                     self._worker_conn = None
                 if self.owns_engine:
-                    self.engine.dispose()  # type: ignore[call-arg]
+                    self.engine.dispose()
 
             if self._executor is not None:
                 await asyncio.get_running_loop().run_in_executor(self._executor, release)

@@ -194,7 +194,9 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             where.append(
                 sa.or_(
                     *(
-                        sa.func.lower(sa.cast(items.c[name], sa.Text)).like(pattern, escape=_ESCAPE)
+                        sa.func.lower(self.db.dialect.json_text(items.c[name])).like(
+                            pattern, escape=_ESCAPE
+                        )
                         for name in ("input", "groundTruth")
                     )
                 )

@@ -18,7 +18,7 @@ from sqlalchemy.types import TypeEngine
 
 from composite_store.domains.base import Capabilities
 from composite_store.errors import CompositeStoreError, ValidationError
-from composite_store.schema import Column, ColumnType
+from composite_store.schema import SHADOW_TIMESTAMPS, Column, ColumnType, TableSpec
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -138,6 +138,15 @@ class SqlDialect:
         """Text that can sit in a key or index (MySQL and Oracle need a bounded VARCHAR)."""
         return sa.Text()
 
+    def variants(self) -> frozenset[str]:
+        """The physical variants of the documented schema (``schema.VARIANTS``) this backend's
+        tables use: the schema checks accept what they add, and nothing else."""
+        return frozenset({SHADOW_TIMESTAMPS}) if self.shadow_timestamps else frozenset()
+
+    def table_constraints(self, spec: TableSpec, table_name: str) -> Sequence[sa.Constraint]:
+        """Extra constraints of a rendered table (Oracle: ``IS JSON`` checks); none by default."""
+        return ()
+
     # -- statements --------------------------------------------------------------------------------
 
     def upsert(
@@ -157,6 +166,10 @@ class SqlDialect:
     def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
         """The text value of top-level ``key`` of a JSON column."""
         return sa.func.json_extract(column, f'$."{key}"')
+
+    def json_text(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """A JSON column as searchable text (for ``LIKE``); Oracle cannot ``CAST`` to a LOB."""
+        return sa.cast(column, sa.Text)
 
     def json_equals(
         self, column: ColumnElement[Any], key: str, value_json: ColumnElement[Any]
@@ -208,6 +221,15 @@ class SqlDialect:
         if isinstance(physical, sa.String):  # sa.Text and CLOB included
             return frozenset({ColumnType.TEXT})
         return frozenset()
+
+    def index_columns(self, conn: Connection, index: ReflectedIndex) -> tuple[str, ...]:
+        """The column names of a reflected index; an expression part (no column name) shows
+        as its SQL text. Oracle overrides it: a descending column reflects as an expression."""
+        expressions = index.get("expressions") or []
+        return tuple(
+            name if name is not None else (expressions[i] if i < len(expressions) else "?")
+            for i, name in enumerate(index["column_names"])
+        )
 
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex

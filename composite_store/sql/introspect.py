@@ -3,8 +3,8 @@
 This is the relational half of ``Domain.describe_physical()``: it reflects what really exists
 (SQLAlchemy's inspector, inside one ``SqlDatabase.run``) and never reads the tables the store
 rendered, so the conformance suite compares the database with the documented schema rather
-than the code with itself. Backends differ only through ``SqlDialect.documented_types`` and
-``SqlDialect.index_directions``.
+than the code with itself. Backends differ only through ``SqlDialect.documented_types``,
+``SqlDialect.index_columns``, ``SqlDialect.index_directions`` and ``SqlDialect.variants``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.exc import CompileError
 from sqlalchemy.types import TypeEngine
 
 from composite_store.domains.base import PhysicalColumn, PhysicalIndex, PhysicalTable
-from composite_store.schema import SHADOW_TIMESTAMPS, TableSpec
+from composite_store.schema import TableSpec
 from composite_store.sql.database import SqlDatabase
 
 __all__ = ["describe_physical"]
@@ -37,7 +36,7 @@ def _describe(
 ) -> list[PhysicalTable]:
     inspector = sa.inspect(conn)
     existing = set(inspector.get_table_names(schema=db.schema))
-    variants = frozenset({SHADOW_TIMESTAMPS}) if db.dialect.shadow_timestamps else frozenset()
+    variants = db.dialect.variants()
     described = []
     for spec in specs:
         name = spec.name(db.prefix)
@@ -56,7 +55,7 @@ def _describe(
         indexes = [
             PhysicalIndex(
                 name=index["name"] or "",
-                columns=_index_columns(index),
+                columns=db.dialect.index_columns(conn, index),
                 unique=bool(index["unique"]),
                 descending=db.dialect.index_directions(conn, name, db.schema, index),
             )
@@ -79,15 +78,6 @@ def _describe(
             )
         )
     return described
-
-
-def _index_columns(index: ReflectedIndex) -> tuple[str, ...]:
-    """Column names of an index; an expression part (no column name) shows as its SQL text."""
-    expressions = index.get("expressions") or []
-    return tuple(
-        name if name is not None else (expressions[i] if i < len(expressions) else "?")
-        for i, name in enumerate(index["column_names"])
-    )
 
 
 def _type_name(physical: TypeEngine[Any], conn: Connection) -> str:

@@ -269,10 +269,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 start, end = bounds
                 created = tbl.c.createdAt
                 if start:
-                    lower = sa.bindparam("start")
+                    lower: Any = sa.bindparam("start")
                     conditions.append(created > lower if start == ">" else created >= lower)
                 if end:
-                    upper = sa.bindparam("end")
+                    upper: Any = sa.bindparam("end")
                     conditions.append(created < upper if end == "<" else created <= upper)
             return conditions
 
@@ -311,7 +311,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def build() -> Executable:
             tbl = self.t("messages")
-            at, mid = sa.bindparam("at", type_=tbl.c.createdAt.type), sa.bindparam("mid")
+            at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
+            mid: Any = sa.bindparam("mid")
             if direction == "<":
                 beyond = sa.or_(
                     tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < mid)

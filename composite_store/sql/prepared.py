@@ -32,7 +32,7 @@ class Prepared:
 
     def __init__(self, stmt: Executable, dialect: Dialect) -> None:
         self._stmt = stmt
-        compiled = stmt.compile(dialect=dialect)
+        compiled = stmt.compile(dialect=dialect)  # type: ignore[attr-defined]
         self.sql: str = compiled.string
         escaped = getattr(compiled, "escaped_bind_names", None) or {}
         binds: Mapping[str, sa.BindParameter[Any]] = getattr(compiled, "binds", {})
@@ -79,10 +79,13 @@ class Prepared:
         """Run a statement that returns no rows; return the driver's row count."""
         if not self.fast:
             return int(conn.execute(self._stmt, dict(values or {})).rowcount)
+        bound = self._bound(values or {})
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(self.sql, self._bound(values or {}))
+            cursor.execute(self.sql, bound)
             return int(cursor.rowcount)
+        except Exception as exc:
+            raise _wrapped(conn, exc, self.sql, bound) from exc
         finally:
             cursor.close()
 
@@ -92,10 +95,13 @@ class Prepared:
         """Run a SELECT and return every row as a dict of converted values by column key."""
         if not self.fast:
             return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
+        bound = self._bound(values or {})
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(self.sql, self._bound(values or {}))
+            cursor.execute(self.sql, bound)
             raw = cursor.fetchall()
+        except Exception as exc:
+            raise _wrapped(conn, exc, self.sql, bound) from exc
         finally:
             cursor.close()
         columns = self._columns
@@ -125,6 +131,28 @@ class Prepared:
         """The first column of the first row (None when there is no row)."""
         found = self.scalars(conn, values)
         return found[0] if found else None
+
+
+def _wrapped(conn: Connection, exc: Exception, sql: str, bound: Any) -> Exception:
+    """A driver error as SQLAlchemy raises it on ordinary execution (a ``DBAPIError``, the
+    connection invalidated on a disconnect), so that error maps, deadlock retries and
+    disconnect handling treat the fast path alike. Other exceptions come back unchanged."""
+    dialect = conn.dialect
+    base = dialect.loaded_dbapi.Error
+    if not isinstance(exc, base):
+        return exc
+    disconnect = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+    if disconnect:
+        conn.invalidate(exc)
+    return sa.exc.DBAPIError.instance(
+        sql,
+        bound,
+        exc,
+        base,
+        hide_parameters=getattr(conn.engine, "hide_parameters", True),
+        connection_invalidated=disconnect,
+        dialect=dialect,
+    )
 
 
 def params(prefix: str, count: int) -> list[sa.BindParameter[Any]]:

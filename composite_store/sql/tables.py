@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from composite_store.schema import TABLES, ColumnType, TableSpec, shadow_name
+from composite_store.schema import TABLES, ColumnType, TableSpec, shadow_name, variant_nullable
 from composite_store.sql.dialect import SqlDialect
 
 __all__ = ["render_tables", "shadow"]
@@ -22,12 +22,13 @@ def render_table(
 ) -> sa.Table:
     name = spec.name(prefix)
     columns: list[Any] = []
+    relaxed = variant_nullable(spec, dialect.variants())
     for col in spec.columns:
         columns.append(
             sa.Column(
                 col.name,
                 dialect.column_type(col),
-                nullable=col.nullable and col.name not in spec.primary_key,
+                nullable=(col.nullable or col.name in relaxed) and col.name not in spec.primary_key,
                 primary_key=col.name in spec.primary_key,
                 autoincrement=False,
             )
@@ -43,6 +44,7 @@ def render_table(
             )
     for unique in spec.unique:
         columns.append(sa.UniqueConstraint(*unique, name=dialect.unique_name(name, unique, schema)))
+    columns.extend(dialect.table_constraints(spec, name))
     table = sa.Table(name, metadata, *columns, schema=schema)
     for index in spec.indexes:
         sa.Index(

@@ -17,7 +17,12 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, cast
 
 from composite_store.domains.base import Domain
+from composite_store.domains.datasets import DatasetsDomain
+from composite_store.domains.experiments import ExperimentsDomain
 from composite_store.domains.memory import MemoryDomain
+from composite_store.domains.observability import ObservabilityDomain
+from composite_store.domains.scores import ScoresDomain
+from composite_store.domains.workflow_definitions import WorkflowDefinitionsDomain
 from composite_store.domains.workflows import WorkflowsDomain
 from composite_store.records.memory import Message, Resource, Thread
 from composite_store.schema import ColumnType, table
@@ -216,7 +221,7 @@ async def workflows_sample(domain: Domain) -> list[Expected]:
 
 @sample("scores")
 async def scores_sample(domain: Domain) -> list[Expected]:
-    scores = cast(Any, domain)
+    scores = cast(ScoresDomain, domain)
     values: dict[str, Any] = {
         "id": "raw-s1",
         "scorerId": "relevance",
@@ -299,7 +304,7 @@ _SCORE_REQUIRED = frozenset(
 
 @sample("observability")
 async def observability_sample(domain: Domain) -> list[Expected]:
-    observability = cast(Any, domain)
+    observability = cast(ObservabilityDomain, domain)
     # Every optional text column (entityType, userId, serviceName, ...) gets a value.
     text_fields = [
         c.name for c in table("ai_spans").columns if c.type is ColumnType.TEXT and c.nullable
@@ -384,7 +389,7 @@ def _as_stored(table_name: str, record: Any, **literal: Any) -> dict[str, Any]:
 
 @sample("datasets")
 async def datasets_sample(domain: Domain) -> list[Expected]:
-    datasets = cast(Any, domain)
+    datasets = cast(DatasetsDomain, domain)
     schema = {"type": "object", "properties": {"q": {"type": "string"}}}
     await datasets.create_dataset(
         id="raw-d1",
@@ -449,7 +454,7 @@ async def datasets_sample(domain: Domain) -> list[Expected]:
 
 @sample("experiments")
 async def experiments_sample(domain: Domain) -> list[Expected]:
-    experiments = cast(Any, domain)
+    experiments = cast(ExperimentsDomain, domain)
     await experiments.create_experiment(
         id="raw-x1", target_type="agent", target_id="agent-1", name=UNICODE,
         description="nightly", metadata={"k": "v"}, dataset_id="raw-d1", dataset_version=3,
@@ -482,7 +487,7 @@ async def experiments_sample(domain: Domain) -> list[Expected]:
 
 @sample("workflow_definitions")
 async def workflow_definitions_sample(domain: Domain) -> list[Expected]:
-    definitions = cast(Any, domain)
+    definitions = cast(WorkflowDefinitionsDomain, domain)
     await definitions.create_workflow_definition(
         definition={"id": "raw-wd1", "name": UNICODE, "description": "d",
                     "metadata": {"k": "v"}, "created_at": PLUS_TWO, "updated_at": at(1)}

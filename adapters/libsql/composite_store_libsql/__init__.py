@@ -12,6 +12,25 @@ store's worker thread, never once per statement.
 """
 
 from composite_store_libsql.dialect import LibsqlDialect
-from composite_store_libsql.store import LibsqlMemory, LibsqlStore, LibsqlWorkflows
+from composite_store_libsql.store import (
+    LibsqlDatasets,
+    LibsqlExperiments,
+    LibsqlMemory,
+    LibsqlObservability,
+    LibsqlScores,
+    LibsqlStore,
+    LibsqlWorkflowDefinitions,
+    LibsqlWorkflows,
+)
 
-__all__ = ["LibsqlDialect", "LibsqlMemory", "LibsqlStore", "LibsqlWorkflows"]
+__all__ = [
+    "LibsqlDatasets",
+    "LibsqlDialect",
+    "LibsqlExperiments",
+    "LibsqlMemory",
+    "LibsqlObservability",
+    "LibsqlScores",
+    "LibsqlStore",
+    "LibsqlWorkflowDefinitions",
+    "LibsqlWorkflows",
+]

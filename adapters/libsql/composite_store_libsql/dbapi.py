@@ -88,6 +88,19 @@ _BY_MESSAGE: tuple[tuple[str, type[DatabaseError]], ...] = (
 )
 
 
+#: The driver binds Python ints as 64-bit floats beyond this magnitude (losing digits of
+#: nanosecond timestamps); such ints travel as decimal text instead, which SQLite's INTEGER
+#: affinity stores, and compares against INTEGER columns, as the exact integer.
+_EXACT_FLOAT_INT = 2**53
+
+
+def _bindable(parameters: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(
+        str(p) if type(p) is int and not -_EXACT_FLOAT_INT <= p <= _EXACT_FLOAT_INT else p
+        for p in parameters
+    )
+
+
 @contextmanager
 def _translated() -> Iterator[None]:
     try:
@@ -129,12 +142,12 @@ class Cursor:
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Cursor:
         with _translated():
-            self._inner.execute(sql, tuple(parameters))
+            self._inner.execute(sql, _bindable(parameters))
         return self
 
     def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> Cursor:
         with _translated():
-            self._inner.executemany(sql, [tuple(p) for p in seq])
+            self._inner.executemany(sql, [_bindable(p) for p in seq])
         return self
 
     def fetchone(self) -> Any:

@@ -1,22 +1,18 @@
-"""Throwaway namespaces for tests and ``composite-store check``: a temporary libSQL file."""
+"""Throwaway namespaces for tests and ``composite-store check``: a new libSQL file.
+
+Embedded libSQL files are provisioned exactly as SQLite files are (a new file in a new
+temporary directory; the URL's own file is never opened), so this module re-exports the core
+file provisioner. Remote ``libsql://HOST`` URLs cannot be provisioned from here.
+"""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
+from composite_store.provision import FileProvisioner
 
-__all__ = ["create", "drop"]
+__all__ = ["create_namespace", "drop_namespace", "store_url"]
 
+_files = FileProvisioner()
 
-def create(base_url: str | None = None) -> str:
-    """Return the URL of a new, empty libSQL file in its own temporary directory."""
-    folder = Path(tempfile.mkdtemp(prefix="composite-store-libsql-"))
-    return f"libsql:///{folder / 'store.db'}"
-
-
-def drop(url: str) -> None:
-    """Delete the file (and its directory) made by :func:`create`."""
-    path = Path(url.removeprefix("libsql:///").removeprefix("libsql://"))
-    if path.name == "store.db" and path.parent.name.startswith("composite-store-libsql-"):
-        shutil.rmtree(path.parent, ignore_errors=True)
+create_namespace = _files.create_namespace
+drop_namespace = _files.drop_namespace
+store_url = _files.store_url

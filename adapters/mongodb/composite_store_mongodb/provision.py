@@ -55,9 +55,16 @@ async def drop_namespace(url: str, name: str) -> None:
 
 
 def store_url(url: str, name: str) -> str:
-    """``url`` pointing a store at database ``name`` (its path), other parameters kept."""
+    """``url`` pointing a store at database ``name`` (its path), other parameters kept.
+
+    The ``$jsonSchema`` validators are turned on (unless ``url`` sets ``validator``): a
+    throwaway database holds only what the checks write, and the schema checks read the
+    collections' shape from the validators.
+    """
     database = validate_database(name)
     scheme, rest = url.split("://", 1)
     rest, _, query = rest.partition("?")
     hosts = rest.partition("/")[0]
-    return f"{scheme}://{hosts}/{quote(database, safe='')}" + (f"?{query}" if query else "")
+    if "validator" not in parse_url(url)[2]:
+        query = "&".join(q for q in (query, "validator=true") if q)
+    return f"{scheme}://{hosts}/{quote(database, safe='')}?{query}"

@@ -116,7 +116,7 @@ class MysqlDialect(SqlDialect):
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited
-        args = getattr(exc.orig, "args", ())
+        args: tuple[object, ...] = getattr(exc.orig, "args", ())
         return bool(args) and args[0] in TRANSIENT_ERRORS
 
     def begin(self, conn: Connection, *, write: bool) -> None:

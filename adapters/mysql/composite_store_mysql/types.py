@@ -93,5 +93,5 @@ def _compile_json_equals(element: _JsonEquals, compiler: SQLCompiler, **kw: Any)
 def json_equals(
     document: ColumnElement[Any], path: str, value_json: ColumnElement[Any]
 ) -> ColumnElement[bool]:
-    """``document[path] == value`` for a JSON path and an expression holding the value's JSON."""
+    """``document[path] == value`` for a JSON path and an expression holding JSON text."""
     return _JsonEquals(document, sa.literal(path, sa.String), value_json)

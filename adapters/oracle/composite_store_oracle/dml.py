@@ -21,7 +21,16 @@ from sqlalchemy.sql.visitors import InternalTraversal
 
 from composite_store.errors import ValidationError
 
-__all__ = ["JsonArrayContains", "JsonEqual", "JsonSerialize", "JsonValue", "Merge", "key_path"]
+__all__ = [
+    "IsJson",
+    "JsonArrayContains",
+    "JsonEqual",
+    "JsonSerialize",
+    "JsonValue",
+    "Merge",
+    "key_path",
+    "merge",
+]
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -154,6 +163,9 @@ class JsonEqual(sa.sql.functions.GenericFunction[bool]):
     type = sa.Boolean()
     inherit_cache = True
     name = "json_equal"
+    # A condition, not a value: SQLAlchemy must not compare it with 1 where the server has
+    # no BOOLEAN (Oracle before 23ai), and negates it with NOT.
+    _is_implicitly_boolean = True
 
     def __init__(self, document: ColumnElement[Any], key: str, value_json: Any) -> None:
         # The value's text is bound as a plain VARCHAR2: JSON_EQUAL parses it.
@@ -174,6 +186,7 @@ class JsonArrayContains(sa.sql.functions.GenericFunction[bool]):
     type = sa.Boolean()
     inherit_cache = True
     name = "json_array_contains"
+    _is_implicitly_boolean = True  # a condition (see JsonEqual)
 
     def __init__(self, document: ColumnElement[Any], value: Any) -> None:
         bound = value if isinstance(value, ColumnElement) else sa.literal(value, sa.String())
@@ -199,3 +212,20 @@ class JsonSerialize(sa.sql.functions.GenericFunction[str]):
 def _compile_json_serialize(element: JsonSerialize, compiler: SQLCompiler, **kw: Any) -> str:
     (document,) = (compiler.process(c, **kw) for c in element.clauses)
     return f"JSON_SERIALIZE({document} RETURNING CLOB)"
+
+
+class IsJson(ColumnElement[bool]):
+    """``column IS JSON``: the check that keeps a JSON ``CLOB`` holding JSON text."""
+
+    type = sa.Boolean()
+    inherit_cache = True
+    _is_implicitly_boolean = True
+    _traverse_internals = [("column", InternalTraversal.dp_clauseelement)]
+
+    def __init__(self, column: ColumnElement[Any]) -> None:
+        self.column = column
+
+
+@compiles(IsJson, "oracle")
+def _compile_is_json(element: IsJson, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"{compiler.process(element.column, **kw)} IS JSON"

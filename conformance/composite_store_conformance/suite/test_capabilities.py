@@ -4,6 +4,9 @@ Each test probes one capability the way a backend that claims it falsely would f
 that fails part-way, racing writers, readers racing a multi-record write, orders and filters
 with traps in them. Where the flag is off the behaviour test is skipped with the reason, and
 the operation it guards must raise ``UnsupportedOperationError`` instead of answering wrongly.
+
+``list_scores_by_span`` and ``span_attribute_filters`` are exercised (both ways) next to the
+rules of their domains, in ``ScoresSuite`` and ``ObservabilitySuite``.
 """
 
 from __future__ import annotations
