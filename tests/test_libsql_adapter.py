@@ -51,7 +51,8 @@ def test_constraint_failures_become_integrity_errors(tmp_path: Path) -> None:
 
 
 def test_url_forms() -> None:
-    assert split_url("libsql:///tmp/a.db") == ("/tmp/a.db", None, "")
+    assert split_url("libsql:///a.db") == ("a.db", None, "")
+    assert split_url("libsql:////tmp/a.db") == ("/tmp/a.db", None, "")
     assert split_url("libsql://db.example.turso.io?authToken=s3cret") == (
         None,
         "libsql://db.example.turso.io",

@@ -1,6 +1,7 @@
 """composite-store on libSQL.
 
-- URL: ``libsql:///path/to/agent.db`` (embedded file) or ``libsql://HOST?authToken=TOKEN``
+- URL: ``libsql:///agent.db`` / ``libsql:////abs/agent.db`` (embedded file, slashes as in
+  ``sqlite:///``) or ``libsql://HOST?authToken=TOKEN``
   (a remote sqld / Turso server; the token may also be given as ``auth_token=``).
 - Extra: ``pip install "composite-store[libsql]"``.
 - Driver: PyPI ``libsql``, the libSQL engine itself (SQLite 3.45), through a small DB-API

@@ -20,7 +20,8 @@ __all__ = ["LibsqlDialect", "split_url"]
 def split_url(url: str) -> tuple[str | None, str | None, str]:
     """Return (local path, remote URL, auth token) of a ``libsql://`` URL.
 
-    ``libsql:///path`` (three slashes) is an embedded file; ``libsql://host[:port]`` a server.
+    ``libsql:///relative.db`` and ``libsql:////absolute/path.db`` are embedded files (the
+    slashes work as in SQLAlchemy's ``sqlite:///`` URLs); ``libsql://host[:port]`` is a server.
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "libsql":
@@ -29,9 +30,10 @@ def split_url(url: str) -> tuple[str | None, str | None, str]:
     token = query.pop("authToken", query.pop("auth_token", ""))
     if parts.netloc:
         return None, f"libsql://{parts.netloc}{parts.path}", token
-    if not parts.path:
-        raise ValidationError("libsql URL names no file: use libsql:///path/to/agent.db")
-    return parts.path, None, token
+    path = parts.path[1:]
+    if not path:
+        raise ValidationError("libsql URL names no file: use libsql:///agent.db")
+    return path, None, token
 
 
 class LibsqlDialect(SqliteDialect):
