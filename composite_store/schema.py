@@ -70,6 +70,9 @@ class Column:
     nullable: bool = True
     #: Column is part of a lookup key, so backends must use a bounded key-able text type.
     key: bool = False
+    #: Text that queries compare, sort or group by without it being a key (span filters, a
+    #: status): backends whose long-text type cannot be compared (Oracle's CLOB) bound it.
+    lookup: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,10 @@ T, J, TS, INT, BI, F, B = (
 )
 
 
-def _c(name: str, type_: ColumnType, nn: bool = False, key: bool = False) -> Column:
-    return Column(name, type_, nullable=not nn, key=key)
+def _c(
+    name: str, type_: ColumnType, nn: bool = False, key: bool = False, lookup: bool = False
+) -> Column:
+    return Column(name, type_, nullable=not nn, key=key, lookup=lookup)
 
 
 def _desc(*names: str) -> tuple[tuple[str, bool], ...]:
@@ -202,7 +207,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("role", T, True),
             _c("type", T, True),
             _c("createdAt", TS, True),
-            _c("resourceId", T),
+            _c("resourceId", T, lookup=True),
         ),
         primary_key=("id",),
         indexes=(Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt")),),
@@ -291,7 +296,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("entityType", T, key=True),
             _c("entity", J),
             _c("entityId", T, key=True),
-            _c("source", T, True),
+            _c("source", T, True, lookup=True),
             _c("resourceId", T),
             _c("threadId", T),
             _c("createdAt", TS, True),
@@ -310,7 +315,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("output", T, True),
             _c("result", J, True),
             _c("agent_name", T, True, key=True),
-            _c("metric_name", T, True),
+            _c("metric_name", T, True, lookup=True),
             _c("instructions", T, True),
             # Nullable as in Mastra's TABLE_SCHEMAS: live (non-test) evals store NULL here.
             _c("test_info", J),
@@ -330,11 +335,11 @@ TABLES: tuple[TableSpec, ...] = (
             _c("spanId", T, True, key=True),
             _c("parentSpanId", T, key=True),
             _c("name", T, True),
-            _c("spanType", T, True),
+            _c("spanType", T, True, lookup=True),
             _c("isEvent", B, True),
             _c("startedAt", TS, True),
             _c("endedAt", TS),
-            *(_c(n, T) for n in _SPAN_TEXT),
+            *(_c(n, T, lookup=True) for n in _SPAN_TEXT),
             *(_c(n, J) for n in _SPAN_JSON),
             _c("createdAt", TS, True),
             _c("updatedAt", TS),
@@ -347,10 +352,10 @@ TABLES: tuple[TableSpec, ...] = (
         "observability",
         (
             _c("id", T, True, key=True),
-            _c("parentSpanId", T),
-            _c("name", T, True),
+            _c("parentSpanId", T, lookup=True),
+            _c("name", T, True, lookup=True),
             _c("traceId", T, True, key=True),
-            _c("scope", T, True),
+            _c("scope", T, True, lookup=True),
             _c("kind", INT, True),
             _c("attributes", J),
             _c("status", J),
@@ -426,9 +431,9 @@ TABLES: tuple[TableSpec, ...] = (
             _c("metadata", J),
             _c("datasetId", T, key=True),
             _c("datasetVersion", INT),
-            _c("targetType", T, True),
+            _c("targetType", T, True, lookup=True),
             _c("targetId", T, True, key=True),
-            _c("status", T, True),
+            _c("status", T, True, lookup=True),
             _c("totalItems", INT, True),
             _c("succeededCount", INT, True),
             _c("failedCount", INT, True),
@@ -456,7 +461,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("completedAt", TS, True),
             _c("retryCount", INT, True),
             _c("traceId", T),
-            _c("status", T),
+            _c("status", T, lookup=True),
             _c("tags", J),
             _c("createdAt", TS),
         ),

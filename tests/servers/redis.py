@@ -19,6 +19,7 @@ import subprocess
 
 import pytest
 from backends import ran, unreachable
+from composite_store_redis import RedisStore
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
@@ -33,17 +34,8 @@ CLUSTER_ENV = "COMPOSITE_STORE_TEST_REDIS_CLUSTER_URL"
 LOCAL = "redis://127.0.0.1:6379/9?socket_connect_timeout=3"
 _NODES = 3
 
-#: Observability tests whose listings no single sorted set serves: the adapter raises
-#: UnsupportedOperationError rather than scan (docs/redis.md), so they are strict xfails.
-KNOWN_GAPS = {
-    "test_list_traces_filters_combine_with_and": (
-        "two text filters at once need an index intersection; Redis serves one facet (or the "
-        "entity pair) per listing"
-    ),
-    "test_list_traces_tags_must_all_be_present": (
-        "several tags at once need a set intersection; Redis serves one tag per listing"
-    ),
-}
+#: The adapter's own declaration of the tests it is known to fail (strict xfails).
+KNOWN_GAPS = dict(RedisStore.known_gaps)
 
 
 async def _probe(url: str) -> None:

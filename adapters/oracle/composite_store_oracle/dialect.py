@@ -33,12 +33,13 @@ from composite_store.sql.dialect import SqlDialect
 from composite_store.urls import scheme_of, split_options
 from composite_store_oracle import dml, errors
 from composite_store_oracle.types import (
+    KEY_LENGTH,
+    LOOKUP_LENGTH,
     OracleBoolean,
-    OracleEmptyKeyText,
     OracleJson,
-    OracleKeyText,
     OracleText,
     OracleTimestamp,
+    OracleVarchar,
     input_type_handler,
 )
 
@@ -166,7 +167,9 @@ class OracleDialect(SqlDialect):
             # stored nullable (variant empty_string_is_null) and reads NULL back as ''.
             empty = not column.nullable and not column.key
             if column.key:
-                return OracleKeyText()
+                return OracleVarchar(KEY_LENGTH)
+            if column.lookup:  # compared, sorted or grouped: a CLOB cannot be
+                return OracleVarchar(LOOKUP_LENGTH, empty_is_null=empty)
             return OracleText(empty_is_null=empty)
         if column.type is ColumnType.BOOLEAN:
             return OracleBoolean()
@@ -185,7 +188,7 @@ class OracleDialect(SqlDialect):
         return OracleText()
 
     def key_text_type(self) -> TypeEngine[Any]:
-        return OracleKeyText()
+        return OracleVarchar(KEY_LENGTH)
 
     def variants(self) -> frozenset[str]:
         # docstring inherited

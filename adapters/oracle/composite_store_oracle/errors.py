@@ -59,12 +59,13 @@ TRANSIENT = frozenset(
 _REFUSED: dict[str, tuple[type[CompositeStoreError], str]] = {
     "ORA-12899": (
         ValidationError,
-        "a value is too long for its column (ids and other key or lookup text hold at most "
-        "255 characters on Oracle)",
+        "a value is too long for its column (on Oracle ids and other key text hold at most "
+        "255 characters, names, types and statuses that queries filter on 1000)",
     ),
     "ORA-01461": (
         ValidationError,
-        "a value is too long for a key or lookup column (at most 255 characters on Oracle)",
+        "a value is too long for a key or lookup column (on Oracle at most 255 characters for "
+        "ids, 1000 for names, types and statuses)",
     ),
     "ORA-01438": (ValidationError, "a number is too large for its column"),
     "ORA-01400": (ValidationError, "a required value is missing"),

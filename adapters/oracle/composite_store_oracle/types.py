@@ -8,9 +8,10 @@ Oracle has three traps the types below step around:
   thread's title) is nullable here, and ``NULL`` reads back as ``''`` (the schema variant
   ``empty_string_is_null``, DESIGN.md section 9).
 - A ``CLOB`` cannot be compared, sorted, grouped or indexed, and a bind larger than 4000 bytes
-  cannot stand in a select list (``MERGE ... USING (SELECT :v FROM dual)``). Key and lookup text
-  is therefore ``VARCHAR2(255 CHAR)``; other text and JSON is ``CLOB``, and
-  :func:`input_type_handler` binds long strings as temporary LOBs.
+  cannot stand in a select list (``MERGE ... USING (SELECT :v FROM dual)``). Key text is
+  therefore ``VARCHAR2(255 CHAR)``, lookup text (compared or sorted: span filters, statuses)
+  ``VARCHAR2(1000 CHAR)``; other text and JSON is ``CLOB``, and :func:`input_type_handler`
+  binds long strings as temporary LOBs.
 """
 
 from __future__ import annotations
@@ -32,19 +33,24 @@ from composite_store.sql.types import UtcTimestamp, dumps, loads_json
 __all__ = [
     "KEY_LENGTH",
     "LOB_THRESHOLD",
+    "LOOKUP_LENGTH",
+    "NativeJson",
     "OracleBoolean",
     "OracleClob",
     "OracleJson",
-    "OracleKeyText",
     "OracleText",
     "OracleTimestamp",
+    "OracleVarchar",
     "Timestamp3",
     "input_type_handler",
 ]
 
-#: Characters of a key or lookup column (VARCHAR2 ... CHAR): two-column keys stay far below
+#: Characters of a key column (VARCHAR2 ... CHAR): two- and three-column keys stay far below
 #: Oracle's index key limit (about 6400 bytes on 8 KB blocks) even at 4 bytes a character.
 KEY_LENGTH = 255
+#: Characters of a lookup column (compared or sorted, not indexed): 1000 characters are at
+#: most 4000 bytes, the VARCHAR2 limit of a database with MAX_STRING_SIZE=STANDARD.
+LOOKUP_LENGTH = 1000
 #: Bytes above which a string is bound as a temporary CLOB: a VARCHAR2 bind in a select list
 #: (the ``MERGE`` source) may not exceed 4000 bytes (ORA-01461 otherwise).
 LOB_THRESHOLD = 4000
@@ -86,14 +92,34 @@ class OracleClob(UserDefinedType[str]):
         return "CLOB"
 
 
-class OracleKeyText(TypeDecorator[str]):
-    """``VARCHAR2(255 CHAR)``: text that sits in a key or index, or is compared or sorted."""
+class OracleVarchar(TypeDecorator[str]):
+    """``VARCHAR2(n CHAR)``: text that sits in a key or index, or that queries compare, sort or
+    group by. With ``empty_is_null``, a documented NOT NULL column stored nullable because
+    ``''`` is ``NULL`` in Oracle: ``NULL`` reads back as ``''``."""
 
     impl = sa.String
     cache_ok = True
 
-    def __init__(self) -> None:
-        super().__init__(KEY_LENGTH)
+    def __init__(self, length: int = KEY_LENGTH, *, empty_is_null: bool = False) -> None:
+        super().__init__(length)
+        self.length = length
+        self.empty_is_null = empty_is_null
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        # Refused here, before anything is sent, rather than by the server mid-batch.
+        if isinstance(value, str) and len(value) > self.length:
+            raise ValidationError(
+                f"a text value of {len(value)} characters is too long for an Oracle "
+                f"VARCHAR2({self.length} CHAR) column (ids and other key text hold at most "
+                f"{KEY_LENGTH} characters, names, types and statuses {LOOKUP_LENGTH}): "
+                f"{value[:40]!r}..."
+            )
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None:
+            return "" if self.empty_is_null else None
+        return str(value)
 
 
 class OracleText(TypeDecorator[str]):
@@ -111,16 +137,6 @@ class OracleText(TypeDecorator[str]):
         if value is None:
             return "" if self.empty_is_null else None
         return str(value)
-
-
-class OracleEmptyKeyText(OracleKeyText):
-    """``VARCHAR2`` lookup text that is documented NOT NULL but may be ``''``: stored
-    nullable, ``NULL`` read back as ``''``."""
-
-    cache_ok = True
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> str:
-        return "" if value is None else str(value)
 
 
 # -- JSON --------------------------------------------------------------------------------------
