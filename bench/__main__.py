@@ -1,22 +1,28 @@
 """``python -m bench``: run the workloads on every available backend, library vs raw driver.
 
-    uv run python -m bench                 # full sizes, 7 interleaved repetitions
-    uv run python -m bench --quick         # small sizes, 2 repetitions (CI runs this)
+    uv run python -m bench                 # full sizes, 7 interleaved repetitions, all backends
+    uv run python -m bench --quick         # small sizes, 2 repetitions
     uv run python -m bench --backend sqlite --reps 9 --markdown docs/bench-sqlite.md
+    uv run python -m bench --backend postgres --concurrency 32   # W2c from 32 tasks
+
+Backends: sqlite, libsql (embedded), postgres, mariadb, redis, mongodb (servers found as the
+tests find them); one that cannot be reached is skipped with its reason. W2c is W2 issued from
+``--concurrency`` tasks at once (default 16): the async API's throughput under concurrency.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import os
 import random
 import resource
 import shutil
 import statistics
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +36,7 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     "W1": ("batch", "write threads x messages, batches of 10"),
     "W2": ("point", "newest 20 messages of a random thread"),
     "W2i": ("point", "W2 + 2-before/2-after include window"),
-    "W2c": ("point", "W2 from 16 concurrent tasks"),
+    "W2c": ("point", "W2 from --concurrency concurrent tasks"),
     "W3": ("point", "page through 1000 threads, 50 a page"),
     "W4 write": ("point", "working-memory update (~1 KB)"),
     "W4 read": ("point", "working-memory read"),
@@ -58,6 +64,15 @@ class Samples:
 Results = dict[tuple[str, str], Samples]
 
 
+@dataclass
+class Report:
+    """What one run measured: the table's rows, the skipped backends and the machine's load."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    load: list[tuple[float, float, float]] = field(default_factory=list)
+
+
 async def run_once(t: Target, s: w.Sizes, results: Results, seed: int) -> None:
     def put(name: str, lat: list[float], wall: float | None = None) -> None:
         results.setdefault((name, t.kind), Samples()).add(lat, wall)
@@ -77,41 +92,45 @@ async def run_once(t: Target, s: w.Sizes, results: Results, seed: int) -> None:
     put("W5 save", saves)
     put("W5 load", loads)
     if t.supports_spans:
-        try:
-            writes, reads = await w.w6_traces(t, s)
-        except NotImplementedError:
-            pass
-        else:
-            put("W6 write", writes)
-            put("W6 read", reads)
+        writes, reads = await w.w6_traces(t, s)
+        put("W6 write", writes)
+        put("W6 read", reads)
     await t.reset()
     long_lat, short_lat = await w.w2l_long_thread(t, s, random.Random(seed + 3))
     put("W2L long", long_lat)
     put("W2L short", short_lat)
 
 
-async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> Results:
+async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> tuple[Results, str]:
+    """Interleaved repetitions of every workload on the library and the raw driver; returns
+    the samples and the backend's note (what bounds its ratios, if anything)."""
     scratch = scratch_dir()
     try:
-        contenders = backend.make(scratch)
-        if contenders.raw_schema_url:
-            schema = LibraryTarget(contenders.raw_schema_url)
-            await schema.open()
-            await schema.close()
-        await contenders.library.open()
-        await contenders.raw.open()
-        results: Results = {}
+        contenders = await backend.make(scratch)
         try:
-            for rep in range(reps):
-                order = [contenders.library, contenders.raw]
-                if rep % 2:
-                    order.reverse()
-                for target in order:
-                    await run_once(target, s, results, seed=rep)
+            if contenders.raw_schema_url:
+                schema = LibraryTarget(contenders.raw_schema_url)
+                await schema.open()
+                await schema.close()
+            await contenders.library.open()
+            try:
+                await contenders.raw.open()
+                # W6 runs where the library store has observability, on both sides.
+                contenders.raw.supports_spans = contenders.library.supports_spans
+                results: Results = {}
+                for rep in range(reps):
+                    order = [contenders.library, contenders.raw]
+                    if rep % 2:
+                        order.reverse()
+                    for target in order:
+                        await run_once(target, s, results, seed=rep)
+            finally:
+                await contenders.raw.close()
+                await contenders.library.close()
         finally:
-            await contenders.library.close()
-            await contenders.raw.close()
-        return results
+            if contenders.cleanup is not None:
+                await contenders.cleanup()
+        return results, contenders.note
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -121,7 +140,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def summarize(backend: Backend, results: Results) -> list[dict[str, Any]]:
+def summarize(backend: Backend, results: Results, note: str = "") -> list[dict[str, Any]]:
     rows = []
     names = [n for n in WORKLOADS if (n, "library") in results and (n, "raw") in results]
     for name in names:
@@ -146,6 +165,7 @@ def summarize(backend: Backend, results: Results) -> list[dict[str, Any]]:
                 "ratio": ratio,
                 "target": target,
                 "meets": ratio >= target,
+                "note": note,
             }
         )
     for kind in ("library", "raw"):
@@ -162,6 +182,7 @@ def summarize(backend: Backend, results: Results) -> list[dict[str, Any]]:
                     "ratio": ratio,
                     "target": 0.9,
                     "meets": ratio >= 0.9,
+                    "note": note,
                 }
             )
     return rows
@@ -170,26 +191,67 @@ def summarize(backend: Backend, results: Results) -> list[dict[str, Any]]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = [
         "| backend | workload | library ops/s | raw ops/s | ratio | target | "
-        "lib p50 / p95 ms | raw p50 / p95 ms | spread lib / raw |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "lib p50 / p95 ms | raw p50 / p95 ms | spread lib / raw | note |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
+        verdict = "ok" if r["meets"] else "MISSED"
         if r["kind"] == "long/short":
             out.append(
                 f"| {r['backend']} | {r['workload']} | long {r['library_ops_s']:.0f} | "
-                f"short {r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= 0.9 "
-                f"{'ok' if r['meets'] else 'MISSED'} | | | |"
+                f"short {r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= 0.9 {verdict} "
+                f"| | | | {r['note']} |"
             )
             continue
         out.append(
             f"| {r['backend']} | {r['workload']} | {r['library_ops_s']:.0f} | "
-            f"{r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= {r['target']} "
-            f"{'ok' if r['meets'] else 'MISSED'} | "
+            f"{r['raw_ops_s']:.0f} | {r['ratio']:.2f} | >= {r['target']} {verdict} | "
             f"{r['library_p50_ms']:.2f} / {r['library_p95_ms']:.2f} | "
             f"{r['raw_p50_ms']:.2f} / {r['raw_p95_ms']:.2f} | "
-            f"{r['library_spread']:.0%} / {r['raw_spread']:.0%} |"
+            f"{r['library_spread']:.0%} / {r['raw_spread']:.0%} | {r['note']} |"
         )
     return "\n".join(out)
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Per backend: the worst ratio of the batch and of the point workloads, and W2L."""
+    lines = []
+    for name in dict.fromkeys(r["backend"] for r in rows):
+        mine = [r for r in rows if r["backend"] == name]
+        parts = []
+        for kind in ("batch", "point"):
+            of_kind = [r for r in mine if r["kind"] == kind]
+            if of_kind:
+                worst = min(of_kind, key=lambda r: r["ratio"])
+                missed = [r["workload"] for r in of_kind if not r["meets"]]
+                parts.append(
+                    f"{kind} min {worst['ratio']:.2f} ({worst['workload']}, target "
+                    f">= {worst['target']}{'; missed: ' + ', '.join(missed) if missed else ''})"
+                )
+        w2l = next((r for r in mine if r["workload"] == "W2L (library)"), None)
+        if w2l is not None:
+            parts.append(f"W2L {w2l['ratio']:.2f}")
+        lines.append(f"{name}: " + "; ".join(parts))
+    return lines
+
+
+def run(names: list[str], sizes: w.Sizes, reps: int) -> Report:
+    """Bench each backend in ``names`` in turn (one event loop each)."""
+    report = Report(load=[os.getloadavg()])
+    for name in names:
+        backend = BACKENDS[name]
+        started = time.perf_counter()
+        try:
+            results, note = asyncio.run(bench_backend(backend, sizes, reps))
+        except (ConnectionError, OSError, ImportError) as exc:
+            report.skipped[name] = f"{type(exc).__name__}: {exc}"
+            print(f"# {name}: skipped ({report.skipped[name]})", file=sys.stderr)
+            continue
+        report.rows.extend(summarize(backend, results, note))
+        report.load.append(os.getloadavg())
+        print(f"# {name}: {time.perf_counter() - started:.1f}s, load average "
+              f"{report.load[-1][0]:.2f}", file=sys.stderr)
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,34 +261,33 @@ def main(argv: list[str] | None = None) -> int:
                         help="backend(s) to run; default: every available one")
     parser.add_argument("--quick", action="store_true", help="small sizes, 2 repetitions")
     parser.add_argument("--reps", type=int, help="interleaved repetitions (default 7; quick 2)")
+    parser.add_argument("--concurrency", type=int,
+                        help=f"tasks issuing W2c at once (default {w.FULL.concurrency})")
     parser.add_argument("--json", help="write the rows as JSON to this file")
     parser.add_argument("--markdown", help="write the table as Markdown to this file")
     args = parser.parse_args(argv)
     sizes = w.QUICK if args.quick else w.FULL
+    if args.concurrency:
+        sizes = dataclasses.replace(sizes, concurrency=args.concurrency)
     reps = args.reps or (2 if args.quick else 7)
-    rows: list[dict[str, Any]] = []
-    skipped: dict[str, str] = {}
-    for name in args.backend or sorted(BACKENDS):
-        backend = BACKENDS[name]
-        started = time.perf_counter()
-        try:
-            results = asyncio.run(bench_backend(backend, sizes, reps))
-        except (ConnectionError, OSError, ImportError) as exc:
-            skipped[name] = f"{type(exc).__name__}: {exc}"
-            print(f"# {name}: skipped ({skipped[name]})", file=sys.stderr)
-            continue
-        rows.extend(summarize(backend, results))
-        print(f"# {name}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
-    table = markdown(rows)
+    report = run(args.backend or list(BACKENDS), sizes, reps)
+    table = markdown(report.rows)
     print(table)
+    print()
+    for line in verdicts(report.rows):
+        print(line)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    loads = ", ".join(f"{one:.2f}" for one, _, _ in report.load)
     print(f"\npeak memory of the process: {peak:.0f} MiB; repetitions: {reps}; "
-          f"sizes: {'quick' if args.quick else 'full'}")
-    for name, why in skipped.items():
+          f"sizes: {'quick' if args.quick else 'full'}; W2c concurrency: {sizes.concurrency}; "
+          f"1-minute load average at start and after each backend: {loads}")
+    for name, why in report.skipped.items():
         print(f"skipped {name}: {why}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"rows": rows, "skipped": skipped, "peak_mib": peak}, fh, indent=2)
+            json.dump({"rows": report.rows, "skipped": report.skipped, "peak_mib": peak,
+                       "reps": reps, "sizes": dataclasses.asdict(sizes), "load": report.load},
+                      fh, indent=2)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(table + "\n")

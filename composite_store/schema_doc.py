@@ -47,12 +47,13 @@ PHYSICAL: dict[ColumnType, dict[str, str]] = {
     ColumnType.TEXT: {
         "PostgreSQL": "TEXT",
         "MySQL / MariaDB": "LONGTEXT; VARCHAR(255) for lookup keys (utf8mb4, binary collation)",
-        "Oracle": "CLOB; VARCHAR2(255 CHAR) for lookup keys",
+        "Oracle": "CLOB; VARCHAR2(255 CHAR) for lookup keys, VARCHAR2(1000 CHAR) for filtered"
+        " text; NOT NULL text outside keys stored nullable (`''` is NULL), read back as `''`",
     },
     ColumnType.JSON: {
         "PostgreSQL": "JSONB",
         "MySQL / MariaDB": "JSON",
-        "Oracle": "CLOB holding JSON text (`IS JSON`), or JSON on 21c and later",
+        "Oracle": "CLOB holding compact JSON text, or JSON with `native_json` (21c and later)",
     },
     ColumnType.TIMESTAMP: {
         "PostgreSQL": 'TIMESTAMP (UTC wall clock) plus a shadow `"<name>Z"` TIMESTAMPTZ',
@@ -140,6 +141,8 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
             notes.append("primary key")
         if col.key:
             notes.append("lookup key")
+        if col.lookup:
+            notes.append("filtered")
         null = "null" if col.nullable and col.name not in spec.primary_key else "not null"
         yield f"| `{col.name}` | {col.type.value} | {null} | {', '.join(notes)} |"
     yield ""
@@ -188,6 +191,8 @@ def render() -> str:
         "Columns have a logical type; each backend maps it to a physical one. At the API every",
         "timestamp is a timezone-aware UTC datetime of millisecond precision. A *lookup key*",
         "column takes part in a key or index, so backends that need it use a bounded text type.",
+        "A *filtered* text column is compared, sorted or grouped by queries: Oracle, which",
+        "cannot compare a CLOB, bounds it too.",
         "",
         "| logical | SQLite / libSQL | PostgreSQL | MySQL / MariaDB | Oracle |",
         "|---|---|---|---|---|",

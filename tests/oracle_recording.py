@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from composite_store_oracle import OracleStore
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
@@ -25,12 +26,14 @@ import composite_store.sql.prepared as prepared
 from composite_store.errors import CompositeStoreError
 from composite_store.schema import TABLES, ColumnType, TableSpec
 from composite_store.sql.domain import SqlDomain
-from composite_store_oracle import OracleStore
 
 __all__ = [
     "MARKERS",
     "Recorded",
+    "Recording",
     "configure",
+    "covered_calls",
+    "public_operations",
     "record_domains",
 ]
 
@@ -507,8 +510,27 @@ async def _script(store: OracleStore) -> list[tuple[str, str, Callable[[], Await
     return calls
 
 
+Script = Callable[[OracleStore], Awaitable[list[tuple[str, str, Callable[[], Awaitable[Any]]]]]]
+
+
+async def _big_batches(store: OracleStore) -> list[tuple[str, str, Callable[[], Awaitable[Any]]]]:
+    """Operations given 1001 ids: Oracle refuses an IN list of more than 1000 (ORA-01795)."""
+    mem: Any = store.get("memory")
+    ob: Any = store.get("observability")
+    ds: Any = store.get("datasets")
+    ids = [f"id{i}" for i in range(1001)]
+    return [
+        ("memory", "list_messages", lambda: mem.list_messages(thread_id=ids, per_page=False)),
+        ("memory", "list_messages_by_id", lambda: mem.list_messages_by_id(message_ids=ids)),
+        ("memory", "delete_messages", lambda: mem.delete_messages(message_ids=ids)),
+        ("observability", "batch_delete_traces", lambda: ob.batch_delete_traces(trace_ids=ids)),
+        ("datasets", "batch_delete_items",
+         lambda: ds.batch_delete_items(dataset_id=M["dataset"], item_ids=ids)),
+    ]
+
+
 async def _record(
-    version: tuple[int, ...], *, native_json: bool, rows: bool, prefix: str
+    version: tuple[int, ...], *, native_json: bool, rows: bool, prefix: str, script: Script
 ) -> Recording:
     url = "oracle://app:secret@127.0.0.1:1/?service_name=FREEPDB1&schema=agents"
     store = OracleStore(url, prefix=prefix, native_json=native_json)
@@ -525,7 +547,7 @@ async def _record(
         assert isinstance(domain, SqlDomain)
         domain._loop, domain._ready = loop, True  # init() would create tables on a server
     recording = Recording()
-    for domain_name, call, thunk in await _script(store):
+    for domain_name, call, thunk in await script(store):
         conn.domain, conn.call = domain_name, call
         try:
             await thunk()
@@ -539,11 +561,17 @@ async def _record(
 
 
 def record_domains(
-    version: tuple[int, ...], *, native_json: bool = False, prefix: str = "mastra_"
+    version: tuple[int, ...],
+    *,
+    native_json: bool = False,
+    prefix: str = "mastra_",
+    big_batches: bool = False,
 ) -> Recording:
     """Run the script twice (selects find nothing; selects find one row) and return both
     runs' statements. Prepared statements run through ``Connection.execute`` here (the
-    recorder has no driver cursor); their SQL is the same compiled text either way."""
+    recorder has no driver cursor); their SQL is the same compiled text either way. With
+    ``big_batches``, run only the operations that take lists of ids, with 1001 of them."""
+    script = _big_batches if big_batches else _script
     original = prepared.Prepared.__init__
 
     def slow(self: prepared.Prepared, stmt: Any, dialect: Dialect) -> None:
@@ -554,7 +582,9 @@ def record_domains(
     try:
         total = Recording()
         for rows in (False, True):
-            one = asyncio.run(_record(version, native_json=native_json, rows=rows, prefix=prefix))
+            one = asyncio.run(
+                _record(version, native_json=native_json, rows=rows, prefix=prefix, script=script)
+            )
             total.statements.extend(one.statements)
             total.failures.extend(one.failures)
         return total
@@ -562,28 +592,32 @@ def record_domains(
         prepared.Prepared.__init__ = original  # type: ignore[method-assign]
 
 
-def public_calls() -> int:
-    """How many public operations the contracts define (the script must cover them all)."""
-    from composite_store.domains import (
-        datasets,
-        experiments,
-        memory,
-        observability,
-        scores,
-        workflow_definitions,
-        workflows,
-    )
+def public_operations() -> set[tuple[str, str]]:
+    """(domain, method) of every public operation the domain contracts define themselves
+    (the lifecycle and record-copy methods every domain inherits from ``Domain`` are not
+    domain operations)."""
+    from composite_store.domains.base import Domain
 
-    skip = {"init", "close", "ping", "dangerously_clear_all", "describe_physical", "read_raw"}
-    count = 0
-    for mod in (memory, workflows, scores, observability, datasets, experiments,
-                workflow_definitions):
-        for _, cls in inspect.getmembers(mod, inspect.isclass):
-            if cls.__module__ != mod.__name__ or not cls.__name__.endswith("Domain"):
-                continue
-            count += sum(
-                1
-                for n, f in inspect.getmembers(cls, inspect.iscoroutinefunction)
-                if not n.startswith("_") and n not in skip
-            )
-    return count
+    found = set()
+    for cls in Domain.__subclasses__():
+        if not cls.__module__.startswith("composite_store.domains."):
+            continue
+        found.update(
+            (cls.domain, name)
+            for name, member in vars(cls).items()
+            if not name.startswith("_") and inspect.iscoroutinefunction(member)
+        )
+    return found
+
+
+def covered_calls() -> set[tuple[str, str]]:
+    """(domain, method) of every operation the script calls."""
+
+    async def names() -> set[tuple[str, str]]:
+        store = OracleStore("oracle://app@127.0.0.1:1/?service_name=FREEPDB1")
+        try:
+            return {(domain, call.split("(")[0]) for domain, call, _ in await _script(store)}
+        finally:
+            await store.close()
+
+    return asyncio.run(names())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from composite_store_conformance.cases import at
+from composite_store_mongodb.connection import parse_url
 from pymongo import MongoClient
 from servers import mongodb
 
@@ -81,7 +82,8 @@ def test_memory_in_sqlite_and_observability_in_mongodb(tmp_path: Path, mongo_url
             assert db.execute("SELECT COUNT(*) FROM mastra_ai_spans").fetchone() == (0,)
 
     # MongoDB holds the spans, with BSON dates, and no memory record.
-    client: MongoClient[dict[str, object]] = MongoClient(mongo_url, tz_aware=True)
+    driver_url, _, _ = parse_url(mongo_url)  # without our own options (validator=...)
+    client: MongoClient[dict[str, object]] = MongoClient(driver_url, tz_aware=True)
     try:
         database = client.get_default_database()
         names = set(database.list_collection_names())

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from composite_store.errors import CompositeStoreError, UnsupportedOperationError
-from composite_store.schema import ColumnType
+from composite_store.errors import (
+    CompositeStoreError,
+    UnsupportedOperationError,
+    ValidationError,
+)
+from composite_store.records.base import Record
+from composite_store.schema import ColumnType, TableSpec, tables_for
 
-__all__ = ["Capabilities", "Domain", "PhysicalColumn", "PhysicalIndex", "PhysicalTable"]
+if TYPE_CHECKING:
+    from composite_store.migrations import Statement, Step
+
+__all__ = [
+    "Capabilities",
+    "Domain",
+    "ExportPage",
+    "PhysicalColumn",
+    "PhysicalIndex",
+    "PhysicalTable",
+]
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,15 @@ class PhysicalTable:
         return next((c for c in self.columns if c.name == name), None)
 
 
+@dataclass(frozen=True)
+class ExportPage:
+    """One page of :meth:`Domain.export_records`: records as stored, and the cursor of the
+    next page (None after the last page)."""
+
+    records: list[Record]
+    cursor: str | None
+
+
 class Domain(ABC):
     """One storage domain served by one backend.
 
@@ -129,6 +153,14 @@ class Domain(ABC):
         self._loop = asyncio.get_running_loop()
         await self._init()
         self._ready = True
+        # Record (or check) the schema version; never alters a current database.
+        from composite_store.migrations import settle
+
+        try:
+            await settle(self)
+        except BaseException:
+            self._ready = False
+            raise
 
     async def close(self) -> None:
         """Release what this domain opened itself; resources passed in stay open."""
@@ -170,6 +202,147 @@ class Domain(ABC):
         Values come back as the backend's driver returns them, under the stored names.
         """
         raise UnsupportedOperationError(f"{type(self).__name__} cannot read raw rows")
+
+    # -- export and import (``composite_store.copy``) -------------------------------------------
+
+    async def export_records(
+        self, *, table: str, cursor: str | None = None, limit: int = 500
+    ) -> ExportPage:
+        """Return one page of every record of documented table ``table`` (a base name of this
+        domain, e.g. ``messages``), as stored.
+
+        Pass the returned ``cursor`` back for the next page until it is None. A full pass over
+        a table nobody writes meanwhile returns each stored record exactly once: every thread's
+        messages, every resource, dataset item history rows and tombstones, version rows,
+        evals. Records keep their stored ids, timestamps and versions. Pages come in the
+        backend's export order (by key where the table has one); the cursor is opaque and only
+        valid for the store that issued it.
+        """
+        self._check()
+        spec = self._own_table(table)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError(f"limit must be an integer >= 1, got {limit!r}")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
+        records, following = await self._export(spec.base_name, cursor, limit)
+        return ExportPage(records=records, cursor=following)
+
+    async def fetch_records(
+        self, *, table: str, keys: Sequence[Sequence[Any]]
+    ) -> list[Record]:
+        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;
+        unknown keys are skipped.
+
+        A key is the tuple of the table's ``TableSpec.key_columns`` values (``("t1",)`` for a
+        thread, ``("trace", "span")`` for a span). Raises ``ValidationError`` for a table
+        without a key (Mastra's ``evals``: compare whole records instead).
+        """
+        self._check()
+        spec = self._own_table(table)
+        width = len(spec.key_columns)
+        if not width:
+            raise ValidationError(
+                f"table {spec.base_name!r} has no key: records cannot be fetched by key"
+            )
+        if isinstance(keys, (str, Mapping)) or not isinstance(keys, Sequence):
+            raise ValidationError(f"keys must be a list of key tuples, got {keys!r}")
+        normalised: list[tuple[Any, ...]] = []
+        for key in keys:
+            if isinstance(key, str) or not isinstance(key, Sequence) or len(key) != width:
+                raise ValidationError(
+                    f"a key of {spec.base_name!r} is a tuple of {width} value(s) "
+                    f"({', '.join(spec.key_columns)}), got {key!r}"
+                )
+            normalised.append(tuple(key))
+        if not normalised:
+            return []
+        return await self._fetch(spec.base_name, list(dict.fromkeys(normalised)))
+
+    async def import_records(self, *, table: str, records: Sequence[Record]) -> None:
+        """Write records exactly as given: upsert by key, keeping every stored value.
+
+        Unlike the domain's own writes, nothing else changes: no ``updatedAt`` bump of a
+        message's thread, no dataset version bump, no new version row, no derived default. This
+        is the import path of ``composite_store.copy``: ids, timestamps and SCD-2 history
+        (dataset item versions and version rows, workflow definition versions) arrive as they
+        were. A table without a key (``evals``) appends each record. Records that need another
+        (a message its thread) must come after it; the batch is atomic where
+        ``capabilities.atomic_batches``.
+        """
+        self._check()
+        spec = self._own_table(table)
+        from composite_store.records.tables import record_type
+
+        model = record_type(spec.base_name)
+        if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence):
+            raise ValidationError("records must be a list")
+        wrong = [type(r).__name__ for r in records if not isinstance(r, model)]
+        if wrong:
+            raise ValidationError(
+                f"records of {spec.base_name!r} must be {model.__name__} records, got {wrong[0]}"
+            )
+        if records:
+            await self._import(spec.base_name, list(records))
+
+    async def count_records(self, *, table: str) -> int:
+        """Return how many records documented table ``table`` of this domain holds."""
+        self._check()
+        return await self._count(self._own_table(table).base_name)
+
+    def _own_table(self, name: str) -> TableSpec:
+        mine = tables_for(self.domain)
+        for spec in mine:
+            if spec.base_name == name:
+                return spec
+        raise ValidationError(
+            f"{name!r} is not a table of the {self.domain} domain; its tables: "
+            f"{', '.join(s.base_name for s in mine)}"
+        )
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        """Return up to ``limit`` records of ``table`` after ``cursor`` (None: from the start)
+        and the cursor of the next page, None when no record follows."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot export records")
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        """Return the records of ``table`` whose key is in ``keys`` (distinct tuples)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot fetch records by key")
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        """Upsert ``records`` by key (append for a table without key), exactly as given, with
+        no side effect on other records."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot import records")
+
+    async def _count(self, table: str) -> int:
+        """Return the number of records ``table`` holds."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot count records")
+
+    # -- schema versions (``composite_store.migrations``) -----------------------------------------
+
+    async def schema_version(self) -> int | None:
+        """Return the schema version recorded for this domain in its database, or None when
+        none is recorded (or the backend keeps no record)."""
+        self._check()
+        try:
+            return await self._read_schema_version()
+        except UnsupportedOperationError:
+            return None
+
+    async def _read_schema_version(self) -> int | None:
+        """The recorded schema version, None when none is; raise
+        ``UnsupportedOperationError`` when the backend keeps no record (no versioning)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} keeps no schema version")
+
+    async def _write_schema_version(self, version: int) -> None:
+        """Record ``version`` as this domain's schema version."""
+        raise UnsupportedOperationError(f"{type(self).__name__} keeps no schema version")
+
+    async def _migration_plan(self, step: Step) -> list[Statement]:
+        """The statements that perform migration ``step`` on this database now: empty when the
+        step is already done or has nothing to do on this backend. Reads only."""
+        return []
 
     # -- hooks -----------------------------------------------------------------------------------
 

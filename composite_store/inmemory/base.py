@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -9,6 +11,8 @@ from composite_store.domains.base import Capabilities, Domain, PhysicalTable
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.inmemory.physical import Layout, describe_layout
 from composite_store.paging import Window
+from composite_store.records.base import Record
+from composite_store.records.tables import key_of
 
 __all__ = ["InMemoryData", "InMemoryDomain", "paginate"]
 
@@ -20,6 +24,8 @@ class InMemoryData:
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[Any, Any]] = {}
+        #: Domain -> recorded schema version (``composite_store.migrations``).
+        self.versions: dict[str, int] = {}
 
     def table(self, name: str) -> dict[Any, Any]:
         return self.tables.setdefault(name, {})
@@ -83,6 +89,59 @@ class InMemoryDomain(Domain):
     async def _clear(self) -> None:
         for name in self.tables:
             self.data.table(name).clear()
+
+    # -- export and import -------------------------------------------------------------------------
+
+    @staticmethod
+    def _as_tuple(key: Any) -> tuple[Any, ...]:
+        return key if isinstance(key, tuple) else (key,)
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        rows = self.data.table(table)
+        # Keyset over the dictionary keys in order: pages stay exact while others write.
+        keys = sorted(rows, key=self._as_tuple)
+        start = 0
+        if cursor is not None:
+            start = bisect.bisect_right(
+                keys, tuple(json.loads(cursor)), key=self._as_tuple
+            )
+        page = keys[start : start + limit]
+        records = [rows[k].model_copy(deep=True) for k in page]
+        more = start + limit < len(keys)
+        return records, json.dumps(list(self._as_tuple(page[-1]))) if more else None
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        rows = self.data.table(table)
+        found = (rows.get(k[0] if len(k) == 1 else k) for k in keys)
+        return [r.model_copy(deep=True) for r in found if r is not None]
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        rows = self.data.table(table)
+        for record in records:
+            key = key_of(table, record)
+            slot = self._append_key(table) if not key else key[0] if len(key) == 1 else key
+            rows[slot] = record.model_copy(deep=True)
+
+    def _append_key(self, table: str) -> Any:
+        """The dictionary key of a new record of a table without a key of its own."""
+        raise UnsupportedOperationError(f"{type(self).__name__} has no keyless table {table!r}")
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        return len(self.data.table(table))
+
+    async def _read_schema_version(self) -> int | None:
+        # docstring inherited
+        return self.data.versions.get(self.domain)
+
+    async def _write_schema_version(self, version: int) -> None:
+        # docstring inherited
+        self.data.versions[self.domain] = version
 
 
 def paginate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from composite_store.domains.scores import EvalQuery, ScoreQuery, ScoresDomain
 from composite_store.inmemory.base import InMemoryData, InMemoryDomain, paginate
@@ -54,6 +55,10 @@ class InMemoryScores(InMemoryDomain, ScoresDomain):
 
     async def _save_eval(self, record: EvalRecord) -> None:
         self._evals[next(self._row_numbers)] = record.model_copy(deep=True)
+
+    def _append_key(self, table: str) -> Any:
+        # docstring inherited
+        return next(self._row_numbers)
 
     async def _list_evals(self, query: EvalQuery) -> tuple[list[EvalRecord], int | None]:
         found = [

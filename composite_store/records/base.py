@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from functools import cache
 from datetime import UTC, datetime
+from functools import cache
 from typing import Annotated, Any, TypeVar
 
 import pydantic

@@ -171,7 +171,15 @@ class SqlDatabase:
             self.dialect.create_namespace(conn, self.schema)
             self.metadata.create_all(conn, tables=wanted, checkfirst=True)
 
-        await self.run(ddl, write=True)
+        for attempt in range(DDL_ATTEMPTS):
+            try:
+                await self.run(ddl, write=True)
+                break
+            except CompositeStoreError as exc:
+                # Another process created a table between our check and our CREATE (the check
+                # and the DDL are not atomic on servers): check again, which now skips it.
+                if attempt == DDL_ATTEMPTS - 1 or not _created_concurrently(exc):
+                    raise
         self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
 
     async def clear(self, specs: Iterable[TableSpec]) -> None:
@@ -240,6 +248,15 @@ class SqlDatabase:
         """The documented columns of ``table`` for a SELECT, timestamps read as the dialect
         prescribes (PostgreSQL prefers the shadow column)."""
         return [self.dialect.read_column(table, col) for col in spec.columns]
+
+
+#: How often ``create`` re-checks after losing a race with another process's DDL.
+DDL_ATTEMPTS = 4
+
+
+def _created_concurrently(exc: BaseException) -> bool:
+    text = str(exc.__cause__ or exc).lower()
+    return "already exists" in text or ("duplicate key" in text and "pg_" in text)
 
 
 def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:

@@ -41,6 +41,11 @@ class SqlDialect:
 
     #: Backend family name (``sqlite``, ``postgresql``, ``mysql``, ...).
     name: ClassVar[str] = "sql"
+    #: Dialect options of a ``CREATE INDEX`` a migration runs on a table in use (PostgreSQL:
+    #: ``{"postgresql_concurrently": True}``, which does not block writers).
+    live_index_options: ClassVar[Mapping[str, Any]] = {}
+    #: Whether those options keep the statement out of a transaction (``CONCURRENTLY`` must).
+    live_index_autocommit: ClassVar[bool] = False
     #: Whether ``create_engine`` returns an ``AsyncEngine`` (else operations hop to a thread).
     is_async: ClassVar[bool] = False
     #: PostgreSQL writes every timestamp ``c`` twice: naive ``c`` and ``"cZ" TIMESTAMPTZ``.

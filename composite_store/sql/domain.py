@@ -13,15 +13,18 @@ from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
-from composite_store.records.base import trusted
+from composite_store.records.base import Record, trusted
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.introspect import describe_physical
+from composite_store.sql import transfer, versions
 from composite_store.sql.prepared import Prepared
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from composite_store.migrations import Statement, Step
 
 __all__ = ["SqlDomain", "from_row"]
 
@@ -172,6 +175,38 @@ class SqlDomain(Domain):
         # docstring inherited
         self._check()
         return await describe_physical(self.db, self.specs)
+
+    # -- export and import, schema versions (sql.transfer, sql.versions) -----------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        return await transfer.export_rows(self, table, cursor, limit)
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        return await transfer.fetch_rows(self, table, keys)
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        await transfer.import_rows(self, table, records)
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        return await transfer.count_rows(self, table)
+
+    async def _read_schema_version(self) -> int | None:
+        # docstring inherited
+        return await versions.read_version(self.db, self.domain)
+
+    async def _write_schema_version(self, version: int) -> None:
+        # docstring inherited
+        await versions.write_version(self.db, self.domain, version)
+
+    async def _migration_plan(self, step: Step) -> list[Statement]:
+        # docstring inherited
+        return await versions.migration_plan(self.db, step)
 
     async def read_raw(self, table_name: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited

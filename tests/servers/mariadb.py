@@ -1,4 +1,5 @@
-"""A MariaDB server for the tests: ``COMPOSITE_STORE_TEST_MARIADB_URL``, else the local server
+"""A MariaDB server for the tests: ``COMPOSITE_STORE_TEST_MARIADB_URL``, else the ``mariadb``
+service of docker/docker-compose.yml where a Docker engine answers, else the local server
 (127.0.0.1:3306, root without password), else a throwaway server started from the Debian
 binaries (mariadb-install-db + mariadbd) on a free loopback port."""
 
@@ -16,12 +17,14 @@ from composite_store_mysql.provision import create_namespace, drop_namespace, st
 
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, free_port, reachable, run_checked, wait_until
+from servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
 
 BACKEND = "mariadb"
 ENV = "COMPOSITE_STORE_TEST_MARIADB_URL"
 LOCAL = "mysql://root@127.0.0.1:3306/?connect_timeout=5"
+DOCKER = "mysql://root:composite@{host}:{port}/?connect_timeout=5"
 
 
 async def _probe(url: str) -> None:
@@ -36,6 +39,9 @@ def find() -> Found | str:
     if env:
         failure = reachable(lambda: _probe(env))
         return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    docker = docker_found("mariadb", DOCKER, _probe)
+    if docker is not None:
+        return docker
     local_failure = reachable(lambda: _probe(LOCAL))
     if local_failure is None:
         return Found(LOCAL, "local server 127.0.0.1:3306")
@@ -47,9 +53,8 @@ def find() -> Found | str:
 
 def start_throwaway() -> Found | str:
     """Start a throwaway server on a free port; stopped at process exit."""
-    install, server = shutil.which("mariadb-install-db"), shutil.which("mariadbd", path=(
-        os.environ.get("PATH", "") + ":/usr/sbin"
-    ))
+    install = shutil.which("mariadb-install-db")
+    server = shutil.which("mariadbd", path=os.environ.get("PATH", "") + ":/usr/sbin")
     if install is None or server is None:
         return "mariadb-install-db or mariadbd is not installed"
     tmp = ThrowawayDir("composite-store-mariadb-")
@@ -83,8 +88,8 @@ def start_throwaway() -> Found | str:
         log.close()
 
     tmp.on_cleanup(stop)
-    # root@localhost only: connect over the socket-less TCP path as root from 127.0.0.1,
-    # which --skip-name-resolve maps to the 127.0.0.1 account install-db creates.
+    # install-db creates root@127.0.0.1 without a password (authentication "normal"), and
+    # --skip-name-resolve matches TCP clients by address, so that account is the one used.
     url = f"mysql://root@127.0.0.1:{port}/"
     failure = wait_until(lambda: _probe(url), 60)
     if failure:

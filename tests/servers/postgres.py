@@ -1,4 +1,5 @@
-"""A PostgreSQL server for the tests: ``COMPOSITE_STORE_TEST_POSTGRES_URL``, else the local
+"""A PostgreSQL server for the tests: ``COMPOSITE_STORE_TEST_POSTGRES_URL``, else the ``postgres``
+service of docker/docker-compose.yml where a Docker engine answers, else the local
 server (127.0.0.1:5432, user ``postgres``, trust), else a throwaway cluster started from the
 Debian binaries on a free loopback port."""
 
@@ -18,12 +19,14 @@ from composite_store_postgres.provision import create_namespace, drop_namespace,
 
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, free_port, reachable, run_checked, wait_until
+from servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
 
 BACKEND = "postgres"
 ENV = "COMPOSITE_STORE_TEST_POSTGRES_URL"
 LOCAL = "postgresql://postgres@127.0.0.1:5432/postgres?connect_timeout=5"
+DOCKER = "postgresql://composite:composite@{host}:{port}/composite?connect_timeout=5"
 
 
 async def _probe(url: str) -> None:
@@ -38,6 +41,9 @@ def find() -> Found | str:
     if env:
         failure = reachable(lambda: _probe(env))
         return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    docker = docker_found("postgres", DOCKER, _probe)
+    if docker is not None:
+        return docker
     local_failure = reachable(lambda: _probe(LOCAL))
     if local_failure is None:
         return Found(LOCAL, "local server 127.0.0.1:5432")

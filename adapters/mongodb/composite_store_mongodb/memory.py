@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, DeleteOne, ReplaceOne, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, DeleteOne, InsertOne, ReplaceOne, ReturnDocument
 
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError
@@ -21,6 +21,8 @@ from composite_store_mongodb.queries import dated, json_pairs
 __all__ = ["MongoMemory"]
 
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
+#: Rounds of ``save_messages`` when concurrent writers insert the same new message ids.
+SAVE_ATTEMPTS = 5
 
 
 def _message(doc: Document) -> Message:
@@ -185,7 +187,6 @@ class MongoMemory(MongoDomain, MemoryDomain):
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         threads, coll = self.c("threads"), self.c("messages")
         targets = sorted({m.thread_id for m in messages})
-        destination = {m.id: m.thread_id for m in messages}
         docs = [_message_doc(m) for m in messages]
 
         async def save(session: Session) -> None:
@@ -195,28 +196,39 @@ class MongoMemory(MongoDomain, MemoryDomain):
             missing = sorted(set(targets) - {d["id"] for d in existing})
             if missing:
                 raise NotFoundError(f"thread(s) not found: {missing}")
-            previous = await coll.find(
-                {"id": {"$in": list(destination)}},
+            stored = await coll.find(
+                {"id": {"$in": [d["id"] for d in docs]}},
                 {"_id": 0, "id": 1, "thread_id": 1},
                 session=session,
             ).to_list()
-            moved = [p for p in previous if p["thread_id"] != destination[p["id"]]]
-            # A moved message leaves its old thread first; every write names the thread, so a
-            # collection sharded on thread_id routes each one to a single shard.
-            ops: list[DeleteOne | ReplaceOne[Document]] = [
-                DeleteOne({"thread_id": p["thread_id"], "id": p["id"]}) for p in moved
-            ]
-            ops.extend(
-                ReplaceOne({"thread_id": d["thread_id"], "id": d["id"]}, d, upsert=True)
-                for d in docs
-            )
+            previous = {p["id"]: p["thread_id"] for p in stored}
+            # New messages are plain inserts (no per-message query); a stored one is replaced in
+            # its thread, and a moved one leaves its old thread first. Every write names the
+            # thread, so a collection sharded on thread_id routes each to a single shard.
+            ops: list[InsertOne[Document] | DeleteOne | ReplaceOne[Document]] = []
+            for d in docs:
+                old = previous.get(d["id"])
+                if old is not None and old != d["thread_id"]:
+                    ops.append(DeleteOne({"thread_id": old, "id": d["id"]}))
+                if old == d["thread_id"]:
+                    ops.append(ReplaceOne({"thread_id": old, "id": d["id"]}, d, upsert=True))
+                else:
+                    ops.append(InsertOne(dict(d)))
             await coll.bulk_write(ops, ordered=True, session=session)
-            touched = sorted(set(targets) | {p["thread_id"] for p in moved})
+            touched = sorted(set(targets) | set(previous.values()))
             await threads.update_many(
                 {"id": {"$in": touched}}, {"$set": {"updatedAt": now}}, session=session
             )
 
-        await self.conn.run(save, atomic=True)
+        for attempt in range(SAVE_ATTEMPTS):
+            try:
+                await self.conn.run(save, atomic=True)
+                return
+            except ConflictError:
+                # A concurrent writer inserted one of these ids between the read and the
+                # insert: read again, and that message is replaced as an upsert would.
+                if attempt == SAVE_ATTEMPTS - 1:
+                    raise
 
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
         threads, messages = self.c("threads"), self.c("messages")

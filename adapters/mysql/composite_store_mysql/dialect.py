@@ -125,7 +125,12 @@ class MysqlDialect(SqlDialect):
 
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         # docstring inherited
-        if schema:
+        if not schema:
+            return
+        # Look first: a user granted only that database may lack the CREATE privilege.
+        schemata = sa.table("schemata", sa.column("schema_name"), schema="information_schema")
+        exists = sa.select(sa.literal(1)).where(schemata.c.schema_name == schema)
+        if conn.execute(exists).first() is None:
             quoted = conn.dialect.identifier_preparer.quote_identifier(schema)
             conn.exec_driver_sql(
                 f"CREATE DATABASE IF NOT EXISTS {quoted} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"

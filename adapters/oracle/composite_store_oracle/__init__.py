@@ -13,7 +13,7 @@
 Oracle 19c or later (COMPATIBLE >= 12.2, for 128-byte identifiers); 23ai gets native
 ``BOOLEAN`` columns. Layout: the documented table and column names (mixed-case names quoted,
 as ``"resourceId"``); ids and other key or lookup text ``VARCHAR2(255 CHAR)``; other text and
-JSON ``CLOB`` (JSON with an ``IS JSON`` check); timestamps ``TIMESTAMP(3)`` holding UTC;
+JSON ``CLOB`` holding compact JSON text; timestamps ``TIMESTAMP(3)`` holding UTC;
 booleans ``BOOLEAN`` on 23ai, else ``SMALLINT`` checked to 0/1. Oracle stores ``''`` as NULL:
 NOT NULL text such as a thread's title is nullable here and reads back as ``''``, and ``''``
 in a nullable text column reads back as None. Upserts are ``MERGE`` statements.

@@ -16,10 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Dialect, make_url
 from sqlalchemy.engine.interfaces import ReflectedIndex
+from sqlalchemy.sql.compiler import DDLCompiler
+from sqlalchemy.sql.ddl import BaseDDLElement
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
+from sqlalchemy.sql.schema import SchemaItem
 from sqlalchemy.types import TypeEngine
 
 from composite_store.errors import (
@@ -196,25 +199,16 @@ class OracleDialect(SqlDialect):
 
     def table_constraints(self, spec: TableSpec, table_name: str) -> list[sa.Constraint]:
         # docstring inherited
-        checks: list[sa.Constraint] = []
-        for col in spec.columns:
-            suffix = col.name.lower()
-            if col.type is ColumnType.JSON and not self.native_json:
-                checks.append(
-                    sa.CheckConstraint(
-                        dml.IsJson(sa.column(col.name)),
-                        name=_check_identifier(f"{table_name}_{suffix}_json"),
-                    )
-                )
-            elif col.type is ColumnType.BOOLEAN:
-                # Only where SQLAlchemy renders the column as a number (before 23ai).
-                checks.append(
-                    sa.CheckConstraint(
-                        sa.column(col.name).in_([0, 1]),
-                        name=_check_identifier(f"{table_name}_{suffix}_bool"),
-                    ).ddl_if(callable_=_numeric_booleans)
-                )
-        return checks
+        # Booleans are numbers before 23ai: keep them 0/1. (JSON CLOBs get no IS JSON check:
+        # before 21c it refuses top-level scalars, which documented JSON columns may hold.)
+        return [
+            sa.CheckConstraint(
+                sa.column(col.name).in_([0, 1]),
+                name=_check_identifier(f"{table_name}_{col.name.lower()}_bool"),
+            ).ddl_if(callable_=_numeric_booleans)
+            for col in spec.columns
+            if col.type is ColumnType.BOOLEAN
+        ]
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -229,7 +223,13 @@ class OracleDialect(SqlDialect):
         lobs = frozenset(
             c.name for c in table.columns if isinstance(c.type, (OracleText, OracleJson))
         )
-        return dml.merge(table, rows, key, update, lob_columns=lobs)
+        # Booleans are documented NOT NULL, so their binds always carry their type (and CAST
+        # to BOOLEAN is new in 23ai); every other column is cast to its own type.
+        casts = frozenset(
+            c.name for c in table.columns if c.name not in lobs
+            and not isinstance(c.type, OracleBoolean)
+        )
+        return dml.merge(table, rows, key, update, lob_columns=lobs, cast_columns=casts)
 
     def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
         # docstring inherited
@@ -314,11 +314,19 @@ class OracleDialect(SqlDialect):
         )
 
 
-def _numeric_booleans(ddl: Any, target: Any, bind: Any, **kw: Any) -> bool:
+def _numeric_booleans(
+    ddl: BaseDDLElement,
+    target: SchemaItem | str,
+    bind: Connection | None,
+    tables: list[sa.Table] | None = None,
+    state: Any | None = None,
+    *,
+    dialect: Dialect,
+    compiler: DDLCompiler | None = None,
+    checkfirst: bool = False,
+) -> bool:
     """``ddl_if`` rule: the 0/1 check exists only where booleans are numbers (before 23ai)."""
-    compiler = kw.get("compiler")
-    dialect = compiler.dialect if compiler is not None else kw.get("dialect")
-    return not getattr(dialect, "supports_native_boolean", False)
+    return not (compiler.dialect if compiler is not None else dialect).supports_native_boolean
 
 
 def _expression_column(conn: Connection, expression: str) -> str:

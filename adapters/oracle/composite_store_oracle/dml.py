@@ -22,7 +22,6 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from composite_store.errors import ValidationError
 
 __all__ = [
-    "IsJson",
     "JsonArrayContains",
     "JsonEqual",
     "JsonSerialize",
@@ -108,13 +107,15 @@ def merge(
     update: Sequence[str],
     *,
     lob_columns: frozenset[str],
+    cast_columns: frozenset[str],
 ) -> Merge:
     """A :class:`Merge` of ``rows`` into ``table``.
 
     A row value is either a bind parameter (prepared statements bind values later) or a
-    plain value, bound here with the column's type. Values of ``lob_columns`` (CLOB and JSON)
-    are wrapped in ``TO_CLOB``: every ``UNION ALL`` branch then has the same type whether the
-    driver binds the value as a short string or as a temporary LOB.
+    plain value, bound here with the column's type. Every ``UNION ALL`` branch must give each
+    column the same type, whatever the driver makes of the values (a NULL binds as a
+    ``VARCHAR2``, a long string as a temporary LOB), so values of ``lob_columns`` are wrapped
+    in ``TO_CLOB`` and values of ``cast_columns`` in ``CAST(... AS <column type>)``.
     """
     if not rows:
         raise ValueError("merge() needs at least one row")
@@ -130,6 +131,8 @@ def merge(
             )
             if name in lob_columns:
                 bound = sa.func.to_clob(bound, type_=column.type)
+            elif name in cast_columns:
+                bound = sa.cast(bound, column.type)
             exprs.append(bound.label(name))
         branches.append(sa.select(*exprs))
     source = branches[0] if len(branches) == 1 else sa.union_all(*branches)
@@ -213,19 +216,3 @@ def _compile_json_serialize(element: JsonSerialize, compiler: SQLCompiler, **kw:
     (document,) = (compiler.process(c, **kw) for c in element.clauses)
     return f"JSON_SERIALIZE({document} RETURNING CLOB)"
 
-
-class IsJson(ColumnElement[bool]):
-    """``column IS JSON``: the check that keeps a JSON ``CLOB`` holding JSON text."""
-
-    type = sa.Boolean()
-    inherit_cache = True
-    _is_implicitly_boolean = True
-    _traverse_internals = [("column", InternalTraversal.dp_clauseelement)]
-
-    def __init__(self, column: ColumnElement[Any]) -> None:
-        self.column = column
-
-
-@compiles(IsJson, "oracle")
-def _compile_is_json(element: IsJson, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"{compiler.process(element.column, **kw)} IS JSON"

@@ -69,8 +69,8 @@ _REFUSED: dict[str, tuple[type[CompositeStoreError], str]] = {
     ),
     "ORA-01438": (ValidationError, "a number is too large for its column"),
     "ORA-01400": (ValidationError, "a required value is missing"),
-    "ORA-02290": (ValidationError, "a value was refused by a check constraint (JSON or 0/1)"),
-    "ORA-40441": (ValidationError, "a JSON value is not valid JSON"),
+    "ORA-02290": (ValidationError, "a value was refused by a check constraint (booleans: 0/1)"),
+    "ORA-40441": (ValidationError, "a value is not valid JSON for a JSON column"),
 }
 
 

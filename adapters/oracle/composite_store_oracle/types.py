@@ -152,8 +152,8 @@ class NativeJson(UserDefinedType[Any]):
 
 
 class OracleJson(TypeDecorator[Any]):
-    """JSON written as compact text: a ``CLOB`` holding JSON text (Oracle 19c, the default;
-    an ``IS JSON`` check guards it), or with ``native`` the ``JSON`` type of Oracle 21c/23ai.
+    """JSON written as compact text: a ``CLOB`` holding JSON text (Oracle 19c, the default),
+    or with ``native`` the ``JSON`` type of Oracle 21c/23ai.
 
     Values are serialised here once (compact, no NaN), whatever serializer the engine has.
     Reads go through ``OracleDialect.read_column``, which selects the native type as text, so

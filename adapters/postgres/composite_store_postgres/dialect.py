@@ -74,6 +74,9 @@ class PostgresDialect(SqlDialect):
     shadow_timestamps: ClassVar[bool] = True
     supports_for_update: ClassVar[bool] = True
     default_schema: ClassVar[str | None] = "public"
+    # Migrations build indexes without blocking writers; CONCURRENTLY refuses a transaction.
+    live_index_options: ClassVar[Mapping[str, Any]] = {"postgresql_concurrently": True}
+    live_index_autocommit: ClassVar[bool] = True
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         # UniqueViolation and the other constraint errors arrive wrapped by SQLAlchemy.
         sa.exc.IntegrityError: ConflictError,
@@ -104,7 +107,15 @@ class PostgresDialect(SqlDialect):
 
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         # docstring inherited
-        if schema:
+        if not schema:
+            return
+        # Look first: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the
+        # schema exists, which an application role given only its schema lacks.
+        exists = sa.select(sa.literal(1)).where(
+            sa.table("pg_namespace", sa.column("nspname"), schema="pg_catalog").c.nspname
+            == schema
+        )
+        if conn.execute(exists).first() is None:
             quoted = conn.dialect.identifier_preparer.quote_identifier(schema)
             conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {quoted}")
 

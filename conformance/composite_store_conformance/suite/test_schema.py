@@ -3,6 +3,8 @@
 Every check is generated from ``composite_store.schema``: each documented table of every domain
 the store offers must exist with every documented column, a compatible type, the documented
 nullability, keys and indexes, and no column beyond the physical variants the backend declares.
+The comparison itself is ``composite_store.drift`` (``composite-store inspect`` reports the same
+differences with their fixes); each test asserts on one kind of difference.
 Rows written through the public API and read back with ``read_raw`` must carry the documented
 names and the physical form DESIGN.md section 9 prescribes for the backend's family.
 """
@@ -13,7 +15,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from composite_store.domains.base import Domain, PhysicalIndex, PhysicalTable
+from composite_store.domains.base import Domain, PhysicalTable
+from composite_store.drift import Kind, compare_table
 from composite_store.schema import (
     DOMAINS,
     TABLES,
@@ -21,7 +24,6 @@ from composite_store.schema import (
     TableSpec,
     table,
     variant_columns,
-    variant_nullable,
 )
 from composite_store.store import Store
 from composite_store_conformance.base import Suite
@@ -64,12 +66,9 @@ async def _physical(store: Store, spec: TableSpec) -> PhysicalTable:
     return found
 
 
-def _show(indexes: tuple[PhysicalIndex, ...]) -> str:
-    return "; ".join(
-        f"{ix.name}({', '.join(ix.columns)}){' unique' if ix.unique else ''}"
-        f"{'' if ix.descending is None else ' desc=' + str(list(ix.descending))}"
-        for ix in indexes
-    ) or "none"
+def _differences(spec: TableSpec, physical: PhysicalTable, kind: Kind) -> list[str]:
+    """The messages of ``physical``'s differences of one kind (``composite_store.drift``)."""
+    return [d.message for d in compare_table(spec, physical) if d.kind is kind]
 
 
 class SchemaSuite(Suite):
@@ -88,94 +87,47 @@ class SchemaSuite(Suite):
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_documented_columns_exist(self, store: Store, spec: TableSpec) -> None:
         physical = await _physical(store, spec)
-        missing = [name for name in spec.column_names if physical.column(name) is None]
-        assert not missing, (
-            f"{physical.name} lacks documented columns {missing}; "
-            f"it has {[c.name for c in physical.columns]}"
-        )
+        wrong = _differences(spec, physical, Kind.MISSING_COLUMN)
+        assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_column_types_are_compatible(self, store: Store, spec: TableSpec) -> None:
         physical = await _physical(store, spec)
-        wrong = []
-        for col in spec.columns:
-            found = physical.column(col.name)
-            if found is not None and col.type not in found.holds:
-                held = ", ".join(sorted(t.value for t in found.holds)) or "nothing documented"
-                wrong.append(f"{col.name}: documented {col.type.value}, physical {found.type} "
-                             f"(holds {held})")
-        assert not wrong, f"{physical.name}: incompatible column types: " + "; ".join(wrong)
+        wrong = _differences(spec, physical, Kind.COLUMN_TYPE)
+        assert not wrong, "incompatible column types: " + "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_nullability_is_as_documented(self, store: Store, spec: TableSpec) -> None:
         physical = await _physical(store, spec)
-        # Oracle stores '' as NULL: its variant keeps such text columns nullable.
-        relaxed = variant_nullable(spec, physical.variants)
-        wrong = []
-        for col in spec.columns:
-            found = physical.column(col.name)
-            if found is None:
-                continue
-            if not col.nullable and found.nullable and col.name not in relaxed:
-                wrong.append(f"{col.name} is documented NOT NULL but accepts NULL")
-            # Key columns are NOT NULL by nature; elsewhere a stricter column would refuse
-            # records the documented schema (and Mastra) writes.
-            if col.nullable and not found.nullable and col.name not in physical.primary_key:
-                wrong.append(f"{col.name} is documented nullable but is NOT NULL")
-        assert not wrong, f"{physical.name}: " + "; ".join(wrong)
+        wrong = _differences(spec, physical, Kind.NULLABILITY)
+        assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_only_declared_variant_columns_are_extra(
         self, store: Store, spec: TableSpec
     ) -> None:
         physical = await _physical(store, spec)
-        allowed = variant_columns(spec, physical.variants)
-        documented = set(spec.column_names)
-        wrong = []
-        for col in physical.columns:
-            if col.name in documented:
-                continue
-            accompanies = allowed.get(col.name)
-            if accompanies is None:
-                wrong.append(
-                    f"{col.name} ({col.type}) is neither documented nor a declared variant"
-                )
-            elif accompanies.type not in col.holds:
-                wrong.append(f"variant {col.name} cannot hold the {accompanies.type.value} "
-                             f"of {accompanies.name} ({col.type})")
-        assert not wrong, (
-            f"{physical.name} (variants: {sorted(physical.variants) or 'none'}): "
-            + "; ".join(wrong)
-        )
+        wrong = _differences(spec, physical, Kind.EXTRA_COLUMN)
+        assert not wrong, "; ".join(wrong)
 
     # -- keys and indexes ------------------------------------------------------------------------
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_primary_key_is_as_documented(self, store: Store, spec: TableSpec) -> None:
         physical = await _physical(store, spec)
-        if spec.primary_key:
-            assert physical.primary_key == spec.primary_key, (
-                f"{physical.name}: primary key {physical.primary_key}, "
-                f"documented {spec.primary_key}"
-            )
-        else:
-            # No documented primary key: none, or a documented unique key promoted to one.
-            assert physical.primary_key in ((), *spec.unique), (
-                f"{physical.name}: primary key {physical.primary_key}, but the documented table "
-                f"has none (unique keys: {list(spec.unique)})"
-            )
+        wrong = _differences(spec, physical, Kind.PRIMARY_KEY)
+        assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize(("spec", "key"), UNIQUE_PARAMS)
     async def test_unique_key_exists(
         self, store: Store, spec: TableSpec, key: tuple[str, ...]
     ) -> None:
         physical = await _physical(store, spec)
-        if set(physical.primary_key) == set(key):
-            return  # the primary key enforces it
-        unique = [ix for ix in physical.indexes if ix.unique and set(ix.columns) == set(key)]
-        assert unique, (
-            f"{physical.name}: no unique key on {key}; indexes: {_show(physical.indexes)}"
-        )
+        wrong = [
+            d.message for d in compare_table(spec, physical)
+            if d.kind is Kind.UNIQUE_KEY and d.key == key
+        ]
+        assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize(("spec", "index"), INDEX_PARAMS)
     async def test_documented_index_exists(
@@ -184,23 +136,11 @@ class SchemaSuite(Suite):
         physical = await _physical(store, spec)
         if not physical.has_indexes:
             pytest.skip(f"{physical.name} is scanned, not indexed (the backend has no indexes)")
-        columns = tuple(name for name, _ in index.columns)
-        directions = tuple(desc for _, desc in index.columns)
-        same = [ix for ix in physical.indexes if ix.columns == columns]
-        assert same, (
-            f"{physical.name}: no index on {columns} (documented {index.name(physical.name)}); "
-            f"indexes: {_show(physical.indexes)}"
-        )
-        fitting = [
-            ix for ix in same
-            if (ix.descending is None or ix.descending == directions)
-            and (ix.unique or not index.unique)
+        wrong = [
+            d.message for d in compare_table(spec, physical)
+            if d.kind in (Kind.MISSING_INDEX, Kind.INDEX_SHAPE) and d.index == index
         ]
-        assert fitting, (
-            f"{physical.name}: the index on {columns} must be "
-            f"{'unique, ' if index.unique else ''}directions {list(directions)}; "
-            f"found {_show(tuple(same))}"
-        )
+        assert not wrong, "; ".join(wrong)
 
     # -- stored rows -----------------------------------------------------------------------------
 

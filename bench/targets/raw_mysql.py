@@ -1,0 +1,90 @@
+"""The raw contender on MariaDB/MySQL: asyncmy (the library's driver) doing the library's
+logical work (``raw_sql.RawSqlTarget``) by hand.
+
+Same layout (tables created by the library, in a database of their own): ``DATETIME(3)``
+holding UTC, JSON as text, ``ON DUPLICATE KEY UPDATE`` upserts, locking reads ``FOR UPDATE``;
+the same session (utf8mb4, strict ``sql_mode``, ``READ COMMITTED``, no autocommit), so every
+operation is one implicit transaction ended by ``COMMIT``, on a pool bounded like the
+library's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import asyncmy  # type: ignore[import-untyped]  # no type information shipped
+
+from bench.targets.raw_sql import Op, Pool, RawSqlTarget, T
+
+#: The library's session settings (composite_store_mysql.dialect).
+SQL_MODE = (
+    "STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+    "NO_ENGINE_SUBSTITUTION"
+)
+
+
+class _MysqlTx:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def rows(self, sql: str, args: Sequence[Any]) -> Sequence[Sequence[Any]]:
+        async with self.conn.cursor() as cursor:
+            await cursor.execute(sql, args)
+            rows: Sequence[Sequence[Any]] = await cursor.fetchall()
+            return rows
+
+    async def run(self, sql: str, args: Sequence[Any]) -> None:
+        async with self.conn.cursor() as cursor:
+            await cursor.execute(sql, args)
+
+
+class RawMysqlTarget(RawSqlTarget):
+    quote = "`"
+    marker = "%s"
+    lock = " FOR UPDATE"
+
+    def __init__(self, url: str, prefix: str = "mastra_") -> None:
+        super().__init__(prefix)
+        parts = urlsplit(url)
+        self.options = {
+            "host": parts.hostname or "127.0.0.1",
+            "port": parts.port or 3306,
+            "user": unquote(parts.username or "root"),
+            "password": unquote(parts.password or ""),
+            "db": parts.path.lstrip("/"),
+            "charset": "utf8mb4",
+            "autocommit": False,
+            "init_command": f"SET SESSION sql_mode='{SQL_MODE}'",
+        }
+
+        async def connect() -> Any:
+            conn = await asyncmy.connect(**self.options)
+            async with conn.cursor() as cursor:
+                await cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            return conn
+
+        async def close(conn: Any) -> None:
+            conn.close()
+
+        self.pool: Pool[Any] = Pool(connect, close)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def _transaction(self, op: Op[T], *, write: bool) -> T:
+        async with self.pool.connection() as conn:
+            try:
+                result = await op(_MysqlTx(conn))
+            except BaseException:
+                await conn.rollback()
+                raise
+            await conn.commit()
+            return result
+
+    def upsert_clause(self, key: Sequence[str], update: Sequence[str]) -> str:
+        sets = ", ".join(f"{self.q(c)} = VALUES({self.q(c)})" for c in update)
+        return f"ON DUPLICATE KEY UPDATE {sets}"

@@ -1,0 +1,486 @@
+"""The raw contender on the relational engines, written once: the library's logical work by
+hand on a driver connection, with the engine's own spelling supplied by a subclass.
+
+Every operation issues the statements the library issues (``sql/memory.py``,
+``sql/workflows.py``, ``sql/observability.py``): the same upserts, the thread existence check
+and previous-thread lookup before a message batch, the updatedAt bump of the touched threads,
+the locking read before a working-memory write, the count next to a thread page, the two
+transactions of a page with an include window; the same columns (PostgreSQL's ``"cZ"`` shadow
+timestamps included) and the same encodings; and it decodes what it reads (JSON parsed,
+timestamps turned into aware datetimes), as the library must to build records. What it leaves
+out is the library's own machinery: validation, records, the statement cache, the pool's
+pre-ping. SQL text is built once per statement shape, as the library compiles once.
+
+An operation is an ``async def op(tx)`` against :class:`Tx`. Asynchronous drivers await it in a
+transaction on a pooled connection; synchronous ones (sqlite3, libsql) run it on their worker
+thread with :func:`drive`, since its awaits never suspend there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from bench.targets.base import Msg, SpanRow, Target
+from composite_store.schema import Column, ColumnType, TableSpec, shadow_name, table
+
+T = TypeVar("T")
+C = TypeVar("C")
+
+THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
+SNAPSHOTS, SPANS = table("workflow_snapshot"), table("ai_spans")
+#: Tables the workloads write (``reset`` empties them).
+WORKLOAD_TABLES = (THREADS, MESSAGES, RESOURCES, SNAPSHOTS, SPANS)
+#: Ids per ``IN (...)`` and rows per multi-row upsert, as the library chunks them.
+CHUNK = 100
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as the library writes it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Tx(Protocol):
+    """One transaction's statements on one driver connection."""
+
+    async def rows(self, sql: str, args: Sequence[Any]) -> Sequence[Sequence[Any]]: ...
+
+    async def run(self, sql: str, args: Sequence[Any]) -> None: ...
+
+
+Op = Callable[[Tx], Coroutine[Any, Any, T]]
+
+
+def drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine whose awaits never suspend (a synchronous driver's ``Tx``) to its end."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    coro.close()
+    raise RuntimeError("a synchronous transaction suspended")
+
+
+class Pool(Generic[C]):
+    """At most ``size`` connections, opened on demand and kept: the library's pool bound
+    (SQLAlchemy's 5 + 10 overflow) without its pre-ping or its closing of overflow ones."""
+
+    def __init__(self, connect: Callable[[], Awaitable[C]], close: Callable[[C], Awaitable[Any]],
+                 size: int = 15) -> None:
+        self._connect, self._close = connect, close
+        self._slots = asyncio.Semaphore(size)
+        self._idle: list[C] = []
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[C]:
+        async with self._slots:
+            conn = self._idle.pop() if self._idle else await self._connect()
+            try:
+                yield conn
+            finally:
+                self._idle.append(conn)
+
+    async def close(self) -> None:
+        while self._idle:
+            await self._close(self._idle.pop())
+
+
+class RawSqlTarget(Target):
+    """The shared logic; subclasses give the driver (:meth:`_transaction`) and the spelling."""
+
+    kind = "raw"
+    #: Identifier quote and bind placeholder of the driver.
+    quote = '"'
+    marker = "?"
+    #: PostgreSQL writes each timestamp twice: naive ``c`` and ``"cZ" TIMESTAMPTZ``.
+    shadow_timestamps = False
+    #: Appended to the read of a read-modify-write where the engine locks rows.
+    lock = ""
+
+    def __init__(self, prefix: str = "mastra_", schema: str | None = None) -> None:
+        self.prefix, self.schema = prefix, schema
+        self._sql: dict[Any, str] = {}
+
+    # -- the engine's spelling (overridden where it differs) -------------------------------------
+
+    @abstractmethod
+    async def _transaction(self, op: Op[T], *, write: bool) -> T:
+        """Run ``op`` in one transaction (a write one: ``write``) and commit it."""
+
+    def encode_time(self, value: datetime) -> Any:
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def decode_time(self, value: Any) -> datetime:
+        moment: datetime = value
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+    def decode_json(self, value: Any) -> Any:
+        return json.loads(value)
+
+    def read_expr(self, column: Column) -> str:
+        """How a documented column is selected."""
+        return self.q(column.name)
+
+    def upsert_clause(self, key: Sequence[str], update: Sequence[str]) -> str:
+        sets = ", ".join(f"{self.q(c)} = excluded.{self.q(c)}" for c in update)
+        return f"ON CONFLICT ({', '.join(self.q(k) for k in key)}) DO UPDATE SET {sets}"
+
+    # -- SQL text, built once per shape ------------------------------------------------------------
+
+    def q(self, name: str) -> str:
+        return f"{self.quote}{name}{self.quote}"
+
+    def t(self, spec: TableSpec) -> str:
+        name = self.q(spec.name(self.prefix))
+        return f"{self.q(self.schema)}.{name}" if self.schema else name
+
+    def marks(self, n: int) -> str:
+        return ", ".join([self.marker] * n)
+
+    def statement(self, key: Any, build: Callable[[], str]) -> str:
+        found = self._sql.get(key)
+        if found is None:
+            found = self._sql[key] = build()
+        return found
+
+    def columns(self, spec: TableSpec, names: Sequence[str] | None = None) -> list[str]:
+        """Physical columns written for ``names`` (default: all), shadows next to timestamps."""
+        out = []
+        for col in spec.columns:
+            if names is None or col.name in names:
+                out.append(col.name)
+                if self.shadow_timestamps and col.type is ColumnType.TIMESTAMP:
+                    out.append(shadow_name(col.name))
+        return out
+
+    def values(self, spec: TableSpec, row: dict[str, Any]) -> list[Any]:
+        """Bind values of ``row`` (documented names) in :meth:`columns` order."""
+        out: list[Any] = []
+        for col in spec.columns:
+            if col.name not in row:
+                continue
+            value = row[col.name]
+            if col.type is ColumnType.TIMESTAMP:
+                out.append(None if value is None else self.encode_time(value))
+                if self.shadow_timestamps:
+                    out.append(value)
+            elif col.type is ColumnType.JSON:
+                out.append(None if value is None else dumps(value))
+            else:
+                out.append(value)
+        return out
+
+    def stamp(self, spec: TableSpec, name: str, value: datetime) -> tuple[list[str], list[Any]]:
+        """SET targets and values writing timestamp ``name`` (and its shadow)."""
+        return self.columns(spec, [name]), self.values(spec, {name: value})
+
+    def select(self, spec: TableSpec) -> str:
+        return f"SELECT {', '.join(self.read_expr(c) for c in spec.columns)} FROM {self.t(spec)}"
+
+    def upsert(self, spec: TableSpec, names: Sequence[str], key: Sequence[str],
+               keep: Sequence[str], rows: int) -> str:
+        def build() -> str:
+            cols = self.columns(spec, names)
+            kept = set(self.columns(spec, keep)) | set(key)
+            one = f"({self.marks(len(cols))})"
+            return (
+                f"INSERT INTO {self.t(spec)} ({', '.join(self.q(c) for c in cols)}) "
+                f"VALUES {', '.join([one] * rows)} "
+                + self.upsert_clause(key, [c for c in cols if c not in kept])
+            )
+
+        return self.statement(("upsert", spec.base_name, tuple(keep), rows), build)
+
+    def ids_in(self, spec: TableSpec, what: str, column: str, n: int) -> str:
+        return self.statement(
+            ("in", spec.base_name, what, n),
+            lambda: f"SELECT DISTINCT {self.q(what)} FROM {self.t(spec)} "
+            f"WHERE {self.q(column)} IN ({self.marks(n)})",
+        )
+
+    # -- decoding what was read (the library builds records from it) ------------------------------
+
+    def decoders(self, spec: TableSpec) -> list[Callable[[Any], Any] | None]:
+        def pick(col: Column) -> Callable[[Any], Any] | None:
+            if col.type is ColumnType.TIMESTAMP:
+                return self.decode_time
+            if col.type is ColumnType.JSON:
+                return self.decode_json
+            if spec is MESSAGES and col.name == "content":
+                return json.loads  # message content is JSON text in a text column
+            return None
+
+        return [pick(c) for c in spec.columns]
+
+    def decode(self, spec: TableSpec, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+        fns = self.decoders(spec)
+        return [
+            [v if fn is None or v is None else fn(v) for fn, v in zip(fns, row, strict=True)]
+            for row in rows
+        ]
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def reset(self) -> None:
+        async def clear(tx: Tx) -> None:
+            for spec in WORKLOAD_TABLES:
+                await tx.run(f"DELETE FROM {self.t(spec)}", [])
+
+        await self._transaction(clear, write=True)
+
+    # -- memory ------------------------------------------------------------------------------------
+
+    async def save_thread(self, thread_id: str, resource_id: str, created_at: datetime) -> None:
+        names = THREADS.column_names
+        sql = self.upsert(THREADS, names, ["id"], [], 1)
+        args = self.values(THREADS, {
+            "id": thread_id, "resourceId": resource_id, "title": "bench", "metadata": None,
+            "createdAt": created_at, "updatedAt": created_at,
+        })
+
+        async def save(tx: Tx) -> None:
+            await tx.run(sql, args)
+
+        await self._transaction(save, write=True)
+
+    async def save_messages(self, messages: list[Msg]) -> None:
+        names = MESSAGES.column_names
+        rows = [
+            self.values(MESSAGES, {
+                "id": m.id, "thread_id": m.thread_id, "content": dumps(m.content),
+                "role": m.role, "type": "v2", "createdAt": m.created_at,
+                "resourceId": m.resource_id,
+            })
+            for m in messages
+        ]
+        targets = sorted({m.thread_id for m in messages})
+        ids = [m.id for m in messages]
+        set_cols, set_args = self.stamp(THREADS, "updatedAt", now())
+
+        async def save(tx: Tx) -> None:
+            found = 0
+            for chunk in _chunks(targets):
+                found += len(await tx.rows(self.ids_in(THREADS, "id", "id", len(chunk)), chunk))
+            if found != len(targets):
+                raise LookupError(f"thread(s) not found among {targets}")
+            previous: set[str] = set()
+            for chunk in _chunks(ids):
+                sql = self.ids_in(MESSAGES, "thread_id", "id", len(chunk))
+                previous.update(r[0] for r in await tx.rows(sql, chunk))
+            for start in range(0, len(rows), CHUNK):
+                part = rows[start : start + CHUNK]
+                sql = self.upsert(MESSAGES, names, ["id"], [], len(part))
+                await tx.run(sql, [v for row in part for v in row])
+            touched = sorted(set(targets) | previous)
+            for chunk in _chunks(touched):
+                sql = self.statement(
+                    ("touch", len(chunk)),
+                    lambda n=len(chunk): f"UPDATE {self.t(THREADS)} SET "
+                    + ", ".join(f"{self.q(c)} = {self.marker}" for c in set_cols)
+                    + f" WHERE {self.q('id')} IN ({self.marks(n)})",
+                )
+                await tx.run(sql, [*set_args, *chunk])
+
+        await self._transaction(save, write=True)
+
+    def _page_sql(self) -> str:
+        return self.statement(
+            "newest",
+            lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {self.marker} "
+            f"ORDER BY {self.q('createdAt')} DESC, {self.q('id')} DESC "
+            f"LIMIT {self.marker} OFFSET {self.marker}",
+        )
+
+    async def newest(self, thread_id: str, n: int) -> list[str]:
+        sql = self._page_sql()
+
+        async def read(tx: Tx) -> list[list[Any]]:
+            return self.decode(MESSAGES, await tx.rows(sql, [thread_id, n + 1, 0]))
+
+        return [r[0] for r in (await self._transaction(read, write=False))[:n]]
+
+    def _neighbours_sql(self, op: str) -> str:
+        order = "DESC" if op == "<" else "ASC"
+        at, mid, m = self.q("createdAt"), self.q("id"), self.marker
+        return self.statement(
+            ("neighbours", op),
+            lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {m} AND "
+            f"({at} {op} {m} OR ({at} = {m} AND {mid} {op} {m})) "
+            f"ORDER BY {at} {order}, {mid} {order} LIMIT {m}",
+        )
+
+    async def newest_with_window(
+        self, thread_id: str, n: int, message_id: str, before: int, after: int
+    ) -> list[str]:
+        page = self._page_sql()
+        target = self.statement(
+            "message", lambda: f"{self.select(MESSAGES)} WHERE {self.q('id')} = {self.marker}"
+        )
+        earlier, later = self._neighbours_sql("<"), self._neighbours_sql(">")
+
+        async def read_page(tx: Tx) -> list[list[Any]]:
+            return self.decode(MESSAGES, await tx.rows(page, [thread_id, n + 1, 0]))[:n]
+
+        async def read_window(tx: Tx) -> list[list[Any]]:
+            found = self.decode(MESSAGES, await tx.rows(target, [message_id]))
+            if not found:
+                return []
+            tid, at = found[0][1], self.encode_time(found[0][5])
+            for sql, limit in ((earlier, before), (later, after)):
+                if limit:
+                    args = [tid, at, at, message_id, limit]
+                    found += self.decode(MESSAGES, await tx.rows(sql, args))
+            return found
+
+        # Two operations, as the library runs them: the page, then the include window.
+        rows = await self._transaction(read_page, write=False)
+        merged = {r[0]: r for r in rows}
+        for r in await self._transaction(read_window, write=False):
+            merged.setdefault(r[0], r)
+        ordered = sorted(merged.values(), key=lambda r: (r[5], r[0]), reverse=True)
+        return [r[0] for r in ordered]
+
+    async def thread_page(self, resource_id: str, page: int, per_page: int) -> list[str]:
+        rid, at, m = self.q("resourceId"), self.q("createdAt"), self.marker
+        sql = self.statement(
+            "threads",
+            lambda: f"{self.select(THREADS)} WHERE {rid} = {m} "
+            f"ORDER BY {at} DESC, {self.q('id')} DESC LIMIT {m} OFFSET {m}",
+        )
+        count = self.statement(
+            "count_threads", lambda: f"SELECT count(*) FROM {self.t(THREADS)} WHERE {rid} = {m}"
+        )
+
+        async def read(tx: Tx) -> list[list[Any]]:
+            rows = self.decode(THREADS, await tx.rows(sql, [resource_id, per_page + 1,
+                                                             page * per_page]))
+            await tx.rows(count, [resource_id])
+            return rows
+
+        return [r[0] for r in (await self._transaction(read, write=False))[:per_page]]
+
+    def _resource_sql(self, *, lock: bool) -> str:
+        return self.statement(
+            ("resource", lock),
+            lambda: f"{self.select(RESOURCES)} WHERE {self.q('id')} = {self.marker}"
+            + (self.lock if lock else ""),
+        )
+
+    async def update_working_memory(self, resource_id: str, text: str) -> None:
+        stamp = now()
+        read = self._resource_sql(lock=True)
+        insert = self.statement(
+            "insert_resource",
+            lambda: f"INSERT INTO {self.t(RESOURCES)} "
+            f"({', '.join(self.q(c) for c in self.columns(RESOURCES))}) "
+            f"VALUES ({self.marks(len(self.columns(RESOURCES)))})",
+        )
+        set_cols, set_args = self.stamp(RESOURCES, "updatedAt", stamp)
+        update = self.statement(
+            "update_resource",
+            lambda: f"UPDATE {self.t(RESOURCES)} SET "
+            + ", ".join(f"{self.q(c)} = {self.marker}" for c in [*set_cols, "workingMemory"])
+            + f" WHERE {self.q('id')} = {self.marker}",
+        )
+
+        async def write(tx: Tx) -> None:
+            if not self.decode(RESOURCES, await tx.rows(read, [resource_id])):
+                row = {"id": resource_id, "workingMemory": text, "metadata": None,
+                       "createdAt": stamp, "updatedAt": stamp}
+                await tx.run(insert, self.values(RESOURCES, row))
+            else:
+                await tx.run(update, [*set_args, text, resource_id])
+
+        await self._transaction(write, write=True)
+
+    async def get_working_memory(self, resource_id: str) -> str | None:
+        sql = self._resource_sql(lock=False)
+
+        async def read(tx: Tx) -> list[list[Any]]:
+            return self.decode(RESOURCES, await tx.rows(sql, [resource_id]))
+
+        rows = await self._transaction(read, write=False)
+        return str(rows[0][1]) if rows and rows[0][1] is not None else None
+
+    # -- workflows ---------------------------------------------------------------------------------
+
+    async def save_snapshot(self, name: str, run_id: str, snapshot: dict[str, Any]) -> None:
+        stamp = now()
+        sql = self.upsert(SNAPSHOTS, SNAPSHOTS.column_names, ["workflow_name", "run_id"],
+                          ["createdAt"], 1)
+        args = self.values(SNAPSHOTS, {
+            "workflow_name": name, "run_id": run_id, "resourceId": None, "snapshot": snapshot,
+            "createdAt": stamp, "updatedAt": stamp,
+        })
+
+        async def save(tx: Tx) -> None:
+            await tx.run(sql, args)
+
+        await self._transaction(save, write=True)
+
+    async def load_snapshot(self, name: str, run_id: str) -> dict[str, Any] | None:
+        m = self.marker
+        sql = self.statement(
+            "load_snapshot",
+            lambda: f"{self.select(SNAPSHOTS)} WHERE {self.q('run_id')} = {m} AND "
+            f"{self.q('workflow_name')} = {m} ORDER BY {self.q('createdAt')} DESC LIMIT 1",
+        )
+
+        async def read(tx: Tx) -> list[list[Any]]:
+            return self.decode(SNAPSHOTS, await tx.rows(sql, [run_id, name]))
+
+        rows = await self._transaction(read, write=False)
+        if not rows:
+            return None
+        value: dict[str, Any] = rows[0][3]
+        return value
+
+    # -- observability -----------------------------------------------------------------------------
+
+    async def save_spans(self, spans: list[SpanRow]) -> None:
+        stamp = now()
+        names = SPANS.column_names
+        rows = []
+        for sp in spans:
+            row: dict[str, Any] = dict.fromkeys(names)
+            row.update(
+                traceId=sp.trace_id, spanId=sp.span_id, parentSpanId=sp.parent_span_id,
+                name=sp.name, spanType=sp.span_type, isEvent=False, startedAt=sp.started_at,
+                endedAt=sp.ended_at, attributes=sp.attributes, input=sp.input, output=sp.output,
+                createdAt=stamp, updatedAt=stamp,
+            )
+            rows.append(self.values(SPANS, row))
+
+        async def save(tx: Tx) -> None:
+            for start in range(0, len(rows), CHUNK):
+                part = rows[start : start + CHUNK]
+                sql = self.upsert(SPANS, names, ["traceId", "spanId"], [], len(part))
+                await tx.run(sql, [v for row in part for v in row])
+
+        await self._transaction(save, write=True)
+
+    async def read_trace(self, trace_id: str) -> int:
+        sql = self.statement(
+            "trace",
+            lambda: f"{self.select(SPANS)} WHERE {self.q('traceId')} = {self.marker} "
+            f"ORDER BY {self.q('startedAt')} ASC, {self.q('spanId')} ASC",
+        )
+
+        async def read(tx: Tx) -> list[list[Any]]:
+            return self.decode(SPANS, await tx.rows(sql, [trace_id]))
+
+        return len(await self._transaction(read, write=False))
+
+
+def _chunks(values: list[str]) -> list[list[str]]:
+    return [values[i : i + CHUNK] for i in range(0, len(values), CHUNK)]

@@ -1,0 +1,214 @@
+"""The schema migrations of every domain, as data, and the version check ``init()`` runs.
+
+Each domain's database records the schema version it is at (a ``<prefix>composite_schema``
+table or collection on SQL and MongoDB, the tables' catalog hashes on Redis). Version 0 is the
+schema before this registry existed: the previous release's tables, or tables Mastra created.
+A :class:`Migration` lifts one domain by one version through backend-neutral steps; each
+backend renders a step into its own statements (``Domain._migration_plan``): SQL through the
+dialect, MongoDB as ``createIndex`` commands, Redis as index backfills. A step a backend has
+nothing to do for renders to no statement.
+
+``init()`` never alters a current database: it creates missing tables and records the version
+(:func:`settle`). Where the recorded version is older and a pending step has statements to run
+here, it warns (``SchemaDriftWarning``), or raises ``SchemaMismatchError`` when this release
+cannot work without the migration, naming the fix: ``composite-store migrate URL``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from composite_store.errors import SchemaMismatchError, UnsupportedOperationError
+from composite_store.schema import DOMAINS, Index, TableSpec, table
+
+if TYPE_CHECKING:
+    from composite_store.domains.base import Domain
+
+__all__ = [
+    "MIGRATIONS",
+    "CreateIndex",
+    "IndexRecords",
+    "Migration",
+    "SchemaDriftWarning",
+    "Statement",
+    "Step",
+    "current_version",
+    "outstanding",
+    "pending",
+    "settle",
+    "version_table",
+]
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    """Create documented index ``index`` (its ``schema.Index`` suffix) of ``table`` where no
+    index on its columns exists."""
+
+    table: str
+    index: str
+
+    def spec(self) -> TableSpec:
+        return table(self.table)
+
+    def documented(self) -> Index:
+        return next(i for i in self.spec().indexes if i.suffix == self.index)
+
+
+@dataclass(frozen=True)
+class IndexRecords:
+    """Build the listing indexes a backend keeps for ``table`` from the records already stored
+    (Redis sorted sets added by this version); nothing to do where listings need no index."""
+
+    table: str
+
+
+#: One step of a migration.
+Step = CreateIndex | IndexRecords
+
+
+@dataclass(frozen=True)
+class Migration:
+    """Lift ``domain`` to schema ``version`` (from ``version - 1``) through ``steps``."""
+
+    domain: str
+    version: int
+    description: str
+    steps: tuple[Step, ...] = ()
+    #: This release cannot serve the domain correctly before the migration ran: ``init()``
+    #: raises instead of warning. Index-only migrations are not required (reads are slower).
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a migration step as a backend renders it: the text ``--dry-run``
+    prints and the coroutine that runs it."""
+
+    text: str
+    run: Callable[[], Awaitable[None]] = field(repr=False, compare=False)
+    #: False for what must run outside a transaction (PostgreSQL ``CREATE INDEX
+    #: CONCURRENTLY``).
+    transactional: bool = True
+
+
+class SchemaDriftWarning(UserWarning):
+    """A domain's database is at an older schema version; ``composite-store migrate`` fixes it."""
+
+
+_BASELINE = "start recording the schema version"
+
+#: Every migration, oldest first per domain. Version 1 is this release's schema.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "memory",
+        1,
+        f"{_BASELINE}; index resources by createdAt so that all of them can be listed "
+        "(Redis)",
+        (IndexRecords("resources"),),
+    ),
+    Migration("workflows", 1, _BASELINE),
+    Migration("workflow_definitions", 1, _BASELINE),
+    Migration(
+        "scores",
+        1,
+        f"{_BASELINE}; index every score by createdAt so that all of them can be listed (Redis)",
+        (IndexRecords("scorers"),),
+    ),
+    Migration(
+        "observability",
+        1,
+        f"{_BASELINE}; index AI spans by startedAt (<prefix>ai_spans_started_at_idx) and "
+        "OpenTelemetry spans by traceId and startTime (<prefix>traces_trace_id_start_time_idx)",
+        (
+            CreateIndex("ai_spans", "started_at_idx"),
+            CreateIndex("traces", "trace_id_start_time_idx"),
+        ),
+    ),
+    Migration("datasets", 1, _BASELINE),
+    Migration("experiments", 1, _BASELINE),
+)
+
+
+def _check_registry() -> None:
+    for name in DOMAINS:
+        versions = [m.version for m in MIGRATIONS if m.domain == name]
+        if versions != list(range(1, len(versions) + 1)):
+            raise AssertionError(f"migrations of {name!r} must be numbered 1, 2, ...: {versions}")
+    for migration in MIGRATIONS:
+        for step in migration.steps:
+            if table(step.table).domain != migration.domain:
+                raise AssertionError(f"{step} is not a table of {migration.domain!r}")
+            if isinstance(step, CreateIndex):
+                step.documented()  # a StopIteration here names an undocumented index
+
+
+_check_registry()
+
+
+def version_table(prefix: str) -> str:
+    """The name of the table (collection) recording each domain's schema version."""
+    return f"{prefix}composite_schema"
+
+
+def current_version(domain: str) -> int:
+    """The schema version of ``domain`` this release writes."""
+    return max((m.version for m in MIGRATIONS if m.domain == domain), default=0)
+
+
+def pending(domain: str, recorded: int) -> list[Migration]:
+    """The migrations that lift ``domain`` from ``recorded`` to the current version."""
+    return [m for m in MIGRATIONS if m.domain == domain and m.version > recorded]
+
+
+async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statement]:
+    """The statements ``migrations`` still need on ``dom``'s database (empty: nothing to do)."""
+    found: list[Statement] = []
+    for migration in migrations:
+        for step in migration.steps:
+            found.extend(await dom._migration_plan(step))
+    return found
+
+
+async def settle(dom: Domain) -> None:
+    """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
+
+    No version recorded: the tables are this release's when no migration has anything left
+    to do here (a fresh database), else they are version 0 (an older release's or Mastra's);
+    that version is recorded. A recorded version older than the current one is lifted
+    silently when its migrations have nothing to do on this backend; otherwise the fix is
+    reported (warning, or ``SchemaMismatchError`` for a required migration). A newer version
+    than this release knows raises ``SchemaMismatchError``.
+    """
+    try:
+        recorded = await dom._read_schema_version()
+    except UnsupportedOperationError:
+        return  # the backend keeps no version (nothing persists, or a third-party adapter)
+    current = current_version(dom.domain)
+    if recorded is None:
+        recorded = 0 if await outstanding(dom, pending(dom.domain, 0)) else current
+        await dom._write_schema_version(recorded)
+    if recorded > current:
+        raise SchemaMismatchError(
+            f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}, "
+            f"newer than this release of composite-store knows ({current}): upgrade "
+            "composite-store"
+        )
+    if recorded == current:
+        return
+    todo = pending(dom.domain, recorded)
+    if not await outstanding(dom, todo):
+        await dom._write_schema_version(current)
+        return
+    message = (
+        f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}; this "
+        f"release uses version {current} ({'; '.join(m.description for m in todo)}). Fix: run "
+        "`composite-store migrate URL` with this store's URL (add --dry-run to see the "
+        "statements first)"
+    )
+    if any(m.required for m in todo):
+        raise SchemaMismatchError(message)
+    warnings.warn(message, SchemaDriftWarning, stacklevel=4)

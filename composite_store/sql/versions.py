@@ -1,0 +1,131 @@
+"""Schema versions in SQL: the ``<prefix>composite_schema`` table, and migration steps rendered
+as DDL through the dialect.
+
+The table has one row per domain (``domain`` key, ``version``, ``updatedAt``) in the store's
+schema, next to the documented tables; its name cannot collide with Mastra's tables. A
+``CreateIndex`` step renders the documented index as the dialect compiles it, with the
+dialect's options for building an index on a table in use (PostgreSQL: ``CONCURRENTLY``, run
+outside a transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.schema import CreateIndex as CreateIndexDDL
+
+from composite_store.drift import index_matches
+from composite_store.errors import map_errors
+from composite_store.migrations import CreateIndex, Statement, Step, version_table
+from composite_store.records.base import now_utc
+from composite_store.schema import Column, ColumnType
+from composite_store.sql.database import SqlDatabase
+from composite_store.sql.introspect import describe_physical
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["migration_plan", "read_version", "versions_table", "write_version"]
+
+_tables: weakref.WeakKeyDictionary[SqlDatabase, sa.Table] = weakref.WeakKeyDictionary()
+_created: weakref.WeakSet[SqlDatabase] = weakref.WeakSet()
+
+
+def versions_table(db: SqlDatabase) -> sa.Table:
+    """The version table of ``db``'s namespace (rendered once per database)."""
+    found = _tables.get(db)
+    if found is None:
+        stamp = db.dialect.column_type(Column("updatedAt", ColumnType.TIMESTAMP, nullable=False))
+        found = sa.Table(
+            version_table(db.prefix),
+            sa.MetaData(),
+            sa.Column("domain", sa.String(64), primary_key=True, autoincrement=False),
+            sa.Column("version", sa.Integer(), nullable=False),
+            sa.Column("updatedAt", stamp, nullable=False),
+            schema=db.schema,
+        )
+        _tables[db] = found
+    return found
+
+
+async def _ensure(db: SqlDatabase) -> sa.Table:
+    tbl = versions_table(db)
+    if db not in _created:
+
+        def create(conn: Connection) -> None:
+            db.dialect.create_namespace(conn, db.schema)
+            tbl.create(conn, checkfirst=True)
+
+        await db.run(create, write=True)
+        _created.add(db)
+    return tbl
+
+
+async def read_version(db: SqlDatabase, domain: str) -> int | None:
+    """The version recorded for ``domain``, None when none is (creates the table if missing)."""
+    tbl = await _ensure(db)
+    stmt = sa.select(tbl.c.version).where(tbl.c.domain == domain)
+    found: int | None = await db.run(lambda conn: conn.execute(stmt).scalar())
+    return found
+
+
+async def write_version(db: SqlDatabase, domain: str, version: int) -> None:
+    """Record ``version`` for ``domain``."""
+    tbl = await _ensure(db)
+    values = {"version": version, "updatedAt": now_utc()}
+
+    def write(conn: Connection) -> None:
+        done = conn.execute(tbl.update().where(tbl.c.domain == domain).values(values))
+        if not done.rowcount:
+            conn.execute(tbl.insert().values(domain=domain, **values))
+
+    await db.run(write, write=True)
+
+
+async def migration_plan(db: SqlDatabase, step: Step) -> list[Statement]:
+    """The DDL ``step`` still needs on ``db`` (empty when done or nothing to do in SQL)."""
+    if not isinstance(step, CreateIndex):
+        return []  # SQL lists every table through its key: no listing index to build
+    spec = step.spec()
+    found = await describe_physical(db, [spec])
+    if not found:
+        return []  # init() creates the table with all of its indexes
+    if index_matches(found[0], step.documented())[0]:
+        return []  # an index on these columns exists (drift in its shape is inspect's to say)
+    live = db.tables[spec.base_name].to_metadata(sa.MetaData())
+    name = step.documented().name(live.name)
+    index = next(i for i in live.indexes if i.name == name)
+    for option, value in db.dialect.live_index_options.items():
+        index.dialect_kwargs[option] = value
+    ddl = CreateIndexDDL(index)
+    text = str(ddl.compile(dialect=db.engine.dialect)).strip()
+    if db.dialect.live_index_autocommit:
+        return [Statement(text, lambda: _autocommit(db, ddl), transactional=False)]
+
+    async def run() -> None:
+        await db.run(lambda conn: conn.execute(ddl), write=True)
+
+    return [Statement(text, run)]
+
+
+async def _autocommit(db: SqlDatabase, ddl: CreateIndexDDL) -> None:
+    """Run ``ddl`` on a connection of its own, outside any transaction."""
+    with map_errors(db.dialect.error_map):
+        if db.is_async:
+            engine: AsyncEngine = db.engine  # type: ignore[assignment]
+            async with engine.connect() as aconn:
+                conn = await aconn.execution_options(isolation_level="AUTOCOMMIT")
+                await conn.execute(ddl)
+            return
+        assert isinstance(db.engine, Engine)
+        sync_engine = db.engine
+
+        def run() -> None:
+            with sync_engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").execute(ddl)
+
+        await asyncio.to_thread(run)
