@@ -107,6 +107,14 @@ async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> tuple[Result
     scratch = scratch_dir()
     try:
         contenders = await backend.make(scratch)
+        note = contenders.note
+        capped = {k: v for k, v in contenders.caps.items() if getattr(s, k) > v}
+        if capped:
+            s = dataclasses.replace(s, **capped)
+            note += "; capped: " + ", ".join(f"{k}={v}" for k, v in capped.items())
+        if contenders.max_reps is not None and reps > contenders.max_reps:
+            reps = contenders.max_reps
+            note += f"; {reps} repetitions"
         try:
             if contenders.raw_schema_url:
                 schema = LibraryTarget(contenders.raw_schema_url)
@@ -130,7 +138,7 @@ async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> tuple[Result
         finally:
             if contenders.cleanup is not None:
                 await contenders.cleanup()
-        return results, contenders.note
+        return results, note.lstrip("; ")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -31,7 +31,13 @@ from composite_store.registry import known_adapters
 __all__ = ["COMMANDS", "Handler", "Subparsers", "build_parser", "main"]
 
 #: Modules whose ``add_parser(subparsers)`` registers a subcommand, in help order.
-COMMANDS: tuple[str, ...] = ("composite_store.demo", "composite_store.check")
+COMMANDS: tuple[str, ...] = (
+    "composite_store.demo",
+    "composite_store.check",
+    "composite_store.copy_command",
+    "composite_store.migrate",
+    "composite_store.inspection",
+)
 
 #: The ``subparsers`` object handed to each command module's ``add_parser``.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

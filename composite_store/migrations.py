@@ -17,7 +17,9 @@ cannot work without the migration, naming the fix: ``composite-store migrate URL
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,7 +40,9 @@ __all__ = [
     "current_version",
     "outstanding",
     "pending",
+    "recorded_version",
     "settle",
+    "unchecked",
     "version_table",
 ]
 
@@ -173,24 +177,57 @@ async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statemen
     return found
 
 
-async def settle(dom: Domain) -> None:
-    """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
-
-    No version recorded: the tables are this release's when no migration has anything left
-    to do here (a fresh database), else they are version 0 (an older release's or Mastra's);
-    that version is recorded. A recorded version older than the current one is lifted
-    silently when its migrations have nothing to do on this backend; otherwise the fix is
-    reported (warning, or ``SchemaMismatchError`` for a required migration). A newer version
-    than this release knows raises ``SchemaMismatchError``.
-    """
+async def recorded_version(dom: Domain) -> int | None:
+    """The version ``dom``'s database is at: the recorded one, else (nothing recorded) the
+    current version when no migration has anything left to do here (tables this release
+    created), else 0 (an older release's or Mastra's tables). None where the backend keeps no
+    version. Reads only."""
     try:
         recorded = await dom._read_schema_version()
     except UnsupportedOperationError:
+        return None
+    if recorded is not None:
+        return recorded
+    if await outstanding(dom, pending(dom.domain, 0)):
+        return 0
+    return current_version(dom.domain)
+
+
+#: Off while ``composite-store migrate`` opens a store: it checks and records versions itself.
+_checking: ContextVar[bool] = ContextVar("composite_store_schema_check", default=True)
+
+
+@contextmanager
+def unchecked() -> Iterator[None]:
+    """Within this block ``init()`` neither checks nor records schema versions (for migrate,
+    which must open a database whatever version it is at)."""
+    token = _checking.set(False)
+    try:
+        yield
+    finally:
+        _checking.reset(token)
+
+
+async def settle(dom: Domain) -> None:
+    """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
+
+    A version found by :func:`recorded_version` but not recorded yet is recorded. A recorded
+    version older than the current one is lifted silently when its migrations have nothing to
+    do on this backend; otherwise the fix is reported (``SchemaDriftWarning``, or
+    ``SchemaMismatchError`` for a required migration). A version newer than this release
+    knows raises ``SchemaMismatchError``. Never alters the documented tables.
+    """
+    if not _checking.get():
+        return
+    try:
+        stored = await dom._read_schema_version()
+    except UnsupportedOperationError:
         return  # the backend keeps no version (nothing persists, or a third-party adapter)
-    current = current_version(dom.domain)
-    if recorded is None:
-        recorded = 0 if await outstanding(dom, pending(dom.domain, 0)) else current
+    recorded = await recorded_version(dom) if stored is None else stored
+    assert recorded is not None
+    if stored is None:
         await dom._write_schema_version(recorded)
+    current = current_version(dom.domain)
     if recorded > current:
         raise SchemaMismatchError(
             f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}, "

@@ -319,7 +319,7 @@ TABLES: tuple[TableSpec, ...] = (
             _c("instructions", T, True),
             # Nullable as in Mastra's TABLE_SCHEMAS: live (non-test) evals store NULL here.
             _c("test_info", J),
-            _c("global_run_id", T, True),
+            _c("global_run_id", T, True, lookup=True),
             _c("run_id", T, True, key=True),
             _c("created_at", TS, True),
         ),

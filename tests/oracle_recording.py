@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +25,8 @@ from sqlalchemy.sql.elements import ClauseElement
 
 import composite_store.sql.prepared as prepared
 from composite_store.errors import CompositeStoreError
-from composite_store.schema import TABLES, ColumnType, TableSpec
+from composite_store.records.tables import record_from_row
+from composite_store.schema import TABLES, ColumnType, TableSpec, tables_for
 from composite_store.sql.domain import SqlDomain
 
 __all__ = [
@@ -263,13 +265,16 @@ class RecordingConnection:
         for values in sets:
             params = dict(compiled.construct_params(dict(values), _check=False) or {})
             self.recorded.append(Recorded(statement, compiled, params, self.domain, self.call))
+        if isinstance(statement, sa.TextClause):  # a catalog query: one row, or none
+            found = self.rows and compiled.string.lstrip().upper().startswith("SELECT")
+            return _Result([{"found": 1}] if found else [])
         selected = getattr(statement, "selected_columns", None)
         if selected is None or not (self.rows or _aggregate(selected)):
             return _Result([])
         spec = None
         for found in statement.get_final_froms():
             element = getattr(found, "element", found)
-            spec = self._specs.get(getattr(element, "name", None)) or spec
+            spec = self._specs.get(str(getattr(element, "name", ""))) or spec
         row: dict[str, Any] = {}
         for col in selected:
             key = col.key if col.key is not None else str(col)
@@ -507,6 +512,33 @@ async def _script(store: OracleStore) -> list[tuple[str, str, Callable[[], Await
         ("workflow_definitions", "delete_workflow_definition",
          lambda: wd.delete_workflow_definition(id=M["definition"])),
     ]
+    # The record-copy operations every domain inherits (composite_store.copy), per table.
+    for domain in store.domains.values():
+        for spec in tables_for(domain.domain):
+            calls.extend(_copy_calls(domain, spec))
+    return calls
+
+
+def _copy_calls(
+    domain: Any, spec: TableSpec
+) -> list[tuple[str, str, Callable[[], Awaitable[Any]]]]:
+    name = spec.base_name
+    row = {col: _canned_value(spec, col) for col in spec.column_names}
+    key = tuple(row[c] for c in spec.key_columns)
+    cursor = json.dumps(list(key)) if key else "2"
+    record = record_from_row(name, row)
+    calls: list[tuple[str, str, Callable[[], Awaitable[Any]]]] = [
+        (domain.domain, f"export_records({name})",
+         lambda: domain.export_records(table=name, limit=2)),
+        (domain.domain, f"export_records({name}, cursor)",
+         lambda: domain.export_records(table=name, cursor=cursor, limit=2)),
+        (domain.domain, f"count_records({name})", lambda: domain.count_records(table=name)),
+        (domain.domain, f"import_records({name})",
+         lambda: domain.import_records(table=name, records=[record, record])),
+    ]
+    if key:
+        calls.append((domain.domain, f"fetch_records({name})",
+                      lambda: domain.fetch_records(table=name, keys=[key, (*key[:-1], "x")])))
     return calls
 
 
@@ -592,13 +624,16 @@ def record_domains(
         prepared.Prepared.__init__ = original  # type: ignore[method-assign]
 
 
+#: The record-copy operations every domain inherits from ``Domain`` (composite_store.copy).
+COPY_OPERATIONS = ("export_records", "fetch_records", "import_records", "count_records")
+
+
 def public_operations() -> set[tuple[str, str]]:
-    """(domain, method) of every public operation the domain contracts define themselves
-    (the lifecycle and record-copy methods every domain inherits from ``Domain`` are not
-    domain operations)."""
+    """(domain, method) of every public operation the domain contracts define themselves,
+    and of the record-copy operations each inherits (the lifecycle ones issue no data SQL)."""
     from composite_store.domains.base import Domain
 
-    found = set()
+    found: set[tuple[str, str]] = set()
     for cls in Domain.__subclasses__():
         if not cls.__module__.startswith("composite_store.domains."):
             continue
@@ -607,6 +642,7 @@ def public_operations() -> set[tuple[str, str]]:
             for name, member in vars(cls).items()
             if not name.startswith("_") and inspect.iscoroutinefunction(member)
         )
+        found.update((cls.domain, name) for name in COPY_OPERATIONS)
     return found
 
 

@@ -22,9 +22,9 @@ from typing import Any
 import oracledb
 import pytest
 import sqlalchemy as sa
-from composite_store_oracle import OracleDialect, OracleStore
+from composite_store_oracle import OracleDialect, OracleMemory, OracleStore
 from composite_store_oracle import errors as oracle_errors
-from composite_store_oracle.dialect import async_url
+from composite_store_oracle.dialect import async_url, use_input_types
 from composite_store_oracle.dml import key_path
 from composite_store_oracle.provision import store_url
 from composite_store_oracle.types import (
@@ -37,6 +37,7 @@ from oracle_recording import (
     MARKERS,
     Recorded,
     Recording,
+    RecordingConnection,
     configure,
     covered_calls,
     public_operations,
@@ -59,6 +60,7 @@ from composite_store.schema import (
     validate_prefix,
     variant_nullable,
 )
+from composite_store.sql.memory import SqlMemory
 from composite_store.sql.tables import render_tables
 
 VERSIONS = {"19c": (19, 0, 0), "23ai": (23, 4, 0)}
@@ -88,18 +90,6 @@ _COMPARISONS = frozenset(
     {operators.eq, operators.ne, operators.lt, operators.le, operators.gt, operators.ge,
      operators.in_op, operators.not_in_op, operators.between_op}
 )
-#: The documented key of each table upserts write (MERGE ... ON).
-_UPSERT_KEYS = {
-    "threads": ("id",),
-    "messages": ("id",),
-    "resources": ("id",),
-    "workflow_snapshot": ("workflow_name", "run_id"),
-    "scorers": ("id",),
-    "ai_spans": ("traceId", "spanId"),
-    "traces": ("id",),
-}
-
-
 # -- helpers -----------------------------------------------------------------------------------
 
 
@@ -299,13 +289,13 @@ def test_merges_upsert_on_the_documented_keys(version: tuple[int, ...]) -> None:
         seen.add(base)
         on_pairs = re.findall(r'tgt\.("[^"]+"|\w+) = src\.("[^"]+"|\w+)', parts["on"])
         assert all(a == b for a, b in on_pairs), parts["on"]
-        assert tuple(a.strip('"') for a, _ in on_pairs) == _UPSERT_KEYS[base], _where(rec)
+        assert tuple(a.strip('"') for a, _ in on_pairs) == spec.key_columns, _where(rec)
         inserted = [n.strip('"') for n in re.findall(r'("[^"]+"|\w+)', parts["insert"])]
         assert sorted(inserted) == sorted(spec.column_names), _where(rec)
         assert _names(parts["values"], "src") == inserted, _where(rec)
         updated = _names(parts["set"], "tgt")
         assert updated == _names(parts["set"], "src"), _where(rec)
-        assert not set(updated) & set(_UPSERT_KEYS[base]), "ORA-38104: a key is updated"
+        assert not set(updated) & set(spec.key_columns), "ORA-38104: a key is updated"
         branches = parts["source"].split(" UNION ALL ")
         for branch in branches:
             items = re.match(r"^SELECT (.*) FROM DUAL$", branch.strip(), re.DOTALL)
@@ -329,7 +319,8 @@ def test_merges_upsert_on_the_documented_keys(version: tuple[int, ...]) -> None:
                 found = physical_type(dialect, tbl.c[name])
                 expected = {"CLOB": "to_clob", "BOOLEAN": None, "SMALLINT": None}.get(found, found)
                 assert how == expected, f"{base}.{name} ({found}) bound as {how}"
-    assert seen == set(_UPSERT_KEYS)
+    # The domains' own upserts and the record import: every table with a key.
+    assert seen == {spec.base_name for spec in TABLES if spec.key_columns}
 
 
 def test_native_json_is_read_as_text() -> None:
@@ -353,6 +344,45 @@ def test_dataset_search_does_not_cast_to_a_lob() -> None:
         assert "CAST(" not in rec.sql and "lower(agents.mastra_dataset_items.input)" in rec.sql
 
 
+def _run_recorded(coro_factory: Any, *, rows: bool) -> list[Recorded]:
+    async def go() -> list[Recorded]:
+        store = OracleStore("oracle://u@127.0.0.1:1/?schema=agents")
+        db = store.database
+        configure(db.engine.dialect, VERSIONS["19c"])
+        conn = RecordingConnection(db.engine.dialect, "mastra_", rows=rows)
+
+        async def run(fn: Any, *, write: bool = False) -> Any:
+            return fn(conn)
+
+        db.run = run  # type: ignore[method-assign]
+        try:
+            await coro_factory(db)
+        finally:
+            await db.dispose()
+        return conn.recorded
+
+    return asyncio.run(go())
+
+
+def test_ping_selects_from_dual() -> None:
+    # Oracle before 23ai has no SELECT without FROM.
+    [ping] = _run_recorded(lambda db: db.ping(), rows=True)
+    assert ping.sql.strip() == "SELECT 1 FROM DUAL"
+
+
+def test_a_missing_schema_is_explained_not_created() -> None:
+    def check(db: Any) -> Any:
+        return db.run(lambda conn: db.dialect.create_namespace(conn, db.schema))
+
+    with pytest.raises(ValidationError, match=r"schema 'agents' \(user AGENTS\) does not exist"):
+        _run_recorded(check, rows=False)
+    [lookup] = _run_recorded(check, rows=True)
+    assert lookup.sql.startswith("SELECT 1 FROM all_users") and lookup.params == {
+        "owner": "AGENTS"
+    }
+    assert "CREATE" not in lookup.sql
+
+
 # -- DDL ---------------------------------------------------------------------------------------
 
 
@@ -364,6 +394,18 @@ def test_every_documented_table_compiles(version: tuple[int, ...]) -> None:
         create, *indexes = statements[spec.base_name]
         assert create.strip().startswith(f"CREATE TABLE agents.mastra_{spec.base_name} (")
         assert len(indexes) == len(spec.indexes)
+
+
+@pytest.mark.parametrize("version", VERSION_PARAMS)
+def test_the_schema_version_table_compiles(version: tuple[int, ...]) -> None:
+    from composite_store.sql.versions import versions_table
+
+    store = OracleStore(f"oracle://u@127.0.0.1:1/?schema=agents&prefix={LONGEST_PREFIX}")
+    tbl = versions_table(store.database)
+    sql = str(CreateTable(tbl).compile(dialect=oracle_dialect(version)))
+    assert len(tbl.name.encode()) <= 128
+    assert '"updatedAt" TIMESTAMP(3) NOT NULL' in sql
+    assert not re.search(r"\b(DATE|CLOB)\b", sql), sql
 
 
 @pytest.mark.parametrize("version", VERSION_PARAMS)
@@ -487,7 +529,7 @@ def test_empty_string_variant_relaxes_exactly_the_declared_columns(
 
 def test_json_paths_refuse_unsafe_keys() -> None:
     assert key_path("tier-1_x") == "'$.\"tier-1_x\"'"
-    for key in ("a'b", 'a"b', "a b", "", "a.b", "é"):
+    for key in ("a'b", 'a"b', "a b", "", "a.b", "é", "a\n"):
         with pytest.raises(ValidationError, match="invalid JSON key"):
             key_path(key)
 
@@ -519,6 +561,15 @@ class _Cursor:
         return dbtype, arraysize
 
 
+def test_every_connection_gets_the_input_type_handler_and_error_codes() -> None:
+    engine = OracleStore("oracle://u@127.0.0.1:1/").database.engine.sync_engine
+    assert sa.event.contains(engine, "connect", use_input_types)
+    assert sa.event.contains(engine, "handle_error", oracle_errors.handle_error)
+    driver = SimpleNamespace(inputtypehandler=None)
+    use_input_types(object(), SimpleNamespace(driver_connection=driver))
+    assert driver.inputtypehandler is input_type_handler
+
+
 def test_input_type_handler_binds_timestamps_and_long_text() -> None:
     cursor = _Cursor()
     assert input_type_handler(cursor, datetime(2024, 1, 1, tzinfo=UTC), 3) == (
@@ -529,6 +580,29 @@ def test_input_type_handler_binds_timestamps_and_long_text() -> None:
     # 1001 characters of 4 bytes each: over 4000 bytes though few characters.
     assert input_type_handler(cursor, "🚀" * 1001, 1) == (oracledb.DB_TYPE_CLOB, 1)
     assert input_type_handler(cursor, 42, 1) is None
+
+
+def test_expecting_empty_working_memory_matches_the_null_oracle_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # update_resource(working_memory="") stores NULL: a later compare-and-set that expects
+    # the "" it wrote must not conflict forever.
+    seen: dict[str, Any] = {}
+
+    async def update(self: Any, resource_id: str, **kw: Any) -> str:
+        seen.update(kw)
+        return "updated"
+
+    monkeypatch.setattr(SqlMemory, "_update_resource", update)
+    memory = OracleMemory(url="oracle://u@127.0.0.1:1/")
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+    for expected, passed in (("", None), ("v1", "v1"), (None, None)):
+        result = asyncio.run(
+            memory._update_resource(
+                "u1", working_memory="x", metadata=None, now=now, expected_working_memory=expected
+            )
+        )
+        assert result == "updated" and seen["expected_working_memory"] == passed
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -635,6 +709,17 @@ def test_options_are_validated() -> None:
         OracleStore("oracle://u@h/?prefix=1x")
 
 
+def test_the_provisioner_hands_out_table_prefixes() -> None:
+    from composite_store_oracle import provision
+
+    from composite_store.provision import get_provisioner
+
+    assert get_provisioner("oracle") is provision
+    assert get_provisioner("oracle+oracledb") is provision
+    with pytest.raises(ValidationError, match="non-empty table prefix"):
+        asyncio.run(provision.drop_namespace("oracle://u@127.0.0.1:1/", ""))
+
+
 def test_store_url_points_at_a_prefix() -> None:
     assert store_url("oracle://u@h/?service_name=S&prefix=old_", "cs_1_") == (
         "oracle://u@h/?service_name=S&prefix=cs_1_"
@@ -694,11 +779,6 @@ def test_descending_index_columns_read_from_oracle_expressions() -> None:
     assert dialect.index_directions(conn, "t", None, plain) == (False, False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared SQL: list_messages(thread_id=[...]) and batch_delete_traces put every id "
-    "in one IN list; Oracle takes at most 1000 (ORA-01795)",
-)
 def test_in_lists_stay_within_oracles_limit() -> None:
     found = record_domains(VERSIONS["19c"], big_batches=True)
     assert not found.failures, "\n".join(found.failures)

@@ -61,7 +61,9 @@ def test_documented_physical_types_match_the_adapter(label: str, target: str, sa
     sa_dialect = importlib.import_module(f"sqlalchemy.dialects.{sa_name}").dialect()
     for kind in ColumnType:
         cell = schema_doc.PHYSICAL[kind][label]
-        for col in {c.key: c for t in TABLES for c in t.columns if c.type is kind}.values():
+        for col in {
+            (c.key, c.lookup): c for t in TABLES for c in t.columns if c.type is kind
+        }.values():
             compiled = str(dialect.column_type(col).compile(dialect=sa_dialect))
             match = _TYPE_NAME.match(compiled)
             assert match is not None, compiled

@@ -17,6 +17,7 @@ from composite_store.records.base import Record
 from composite_store.schema import ColumnType, TableSpec, tables_for
 
 if TYPE_CHECKING:
+    from composite_store.drift import Difference
     from composite_store.migrations import Statement, Step
 
 __all__ = [
@@ -161,6 +162,20 @@ class Domain(ABC):
         except BaseException:
             self._ready = False
             raise
+
+    async def attach(self) -> None:
+        """Bind to the running event loop and connect, creating nothing.
+
+        For tools that must see a database as it is (``composite-store inspect``): every
+        method then works on the tables that exist, and nothing is created, checked or
+        recorded. Use ``init()`` to serve an application.
+        """
+        if self._ready:
+            self._check()
+            return
+        self._loop = asyncio.get_running_loop()
+        await self._open()
+        self._ready = True
 
     async def close(self) -> None:
         """Release what this domain opened itself; resources passed in stay open."""
@@ -344,6 +359,11 @@ class Domain(ABC):
         step is already done or has nothing to do on this backend. Reads only."""
         return []
 
+    def fix_statement(self, difference: Difference) -> str | None:
+        """The statement (or command) that removes ``difference`` (``composite_store.drift``)
+        from this backend's database, or None when the backend knows none."""
+        return None
+
     # -- hooks -----------------------------------------------------------------------------------
 
     @abstractmethod
@@ -353,6 +373,9 @@ class Domain(ABC):
     @abstractmethod
     async def _clear(self) -> None:
         """Delete every record of the domain."""
+
+    async def _open(self) -> None:  # noqa: B027 - optional hook
+        """Connect without creating anything (``attach``); the default has nothing to open."""
 
     async def _close(self) -> None:  # noqa: B027 - optional hook
         """Release owned resources."""

@@ -84,7 +84,7 @@ def row_of(table_name: str, record: Record) -> dict[str, Any]:
     return row
 
 
-def record_from_row(table_name: str, row: Mapping[str, Any]) -> Record:
+def record_from_row(table_name: str, row: Mapping[Any, Any]) -> Record:
     """The record of a trusted stored row (as :func:`row_of` gives it, or as a backend reads
     it back), built without validating it again; absent columns take the model's default."""
     model = record_type(table_name)

@@ -193,7 +193,8 @@ class SqlDatabase:
         await self.run(delete, write=True)
 
     async def ping(self) -> None:
-        await self.run(lambda conn: conn.execute(sa.text("SELECT 1")).scalar())
+        # Compiled per dialect: Oracle before 23ai needs "SELECT 1 FROM DUAL".
+        await self.run(lambda conn: conn.execute(sa.select(sa.literal_column("1"))).scalar())
 
     async def dispose(self) -> None:
         """Close the engine if this database created it, and the worker thread."""

@@ -199,6 +199,26 @@ class SqlDialect:
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"
 
+    # -- drift fixes (``composite-store inspect``) -------------------------------------------------
+
+    #: Whether ``ALTER TABLE`` can change a column's type or nullability and add keys (SQLite
+    #: cannot: its fix is a fresh table filled by ``composite-store copy``).
+    alter_table_in_place: ClassVar[bool] = True
+
+    def alter_column(
+        self, table: str, column: str, type_sql: str, nullable: bool, *, retype: bool
+    ) -> str:
+        """The statement giving existing ``column`` of ``table`` (both quoted) the nullability
+        and, with ``retype``, the type ``type_sql``; the default is standard SQL as PostgreSQL
+        takes it."""
+        null = f"ALTER COLUMN {column} {'DROP' if nullable else 'SET'} NOT NULL"
+        if not retype:
+            return f"ALTER TABLE {table} {null}"
+        return (
+            f"ALTER TABLE {table} ALTER COLUMN {column} TYPE {type_sql} USING "
+            f"{column}::{type_sql}, {null}"
+        )
+
     # -- introspection (the conformance suite's physical view) -----------------------------------
 
     def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:

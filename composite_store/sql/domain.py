@@ -15,15 +15,16 @@ from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record, trusted
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
+from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.introspect import describe_physical
-from composite_store.sql import transfer, versions
 from composite_store.sql.prepared import Prepared
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from composite_store.drift import Difference
     from composite_store.migrations import Statement, Step
 
 __all__ = ["SqlDomain", "from_row"]
@@ -207,6 +208,10 @@ class SqlDomain(Domain):
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
         return await versions.migration_plan(self.db, step)
+
+    def fix_statement(self, difference: Difference) -> str | None:
+        # docstring inherited
+        return fixes.fix_statement(self.db, difference)
 
     async def read_raw(self, table_name: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited

@@ -21,7 +21,7 @@ from composite_store.merge import shallow_merge
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain, from_row
-from composite_store.sql.prepared import Prepared, numbered, params
+from composite_store.sql.prepared import Prepared, in_list, numbered, params
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 
@@ -261,7 +261,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             conditions: list[Any] = [
                 tbl.c.thread_id == sa.bindparam("v0")
                 if n == 1
-                else tbl.c.thread_id.in_(params("v", n))
+                else in_list(tbl.c.thread_id, "v", n)
             ]
             if by_resource:
                 conditions.append(tbl.c.resourceId == sa.bindparam("rid"))

@@ -23,6 +23,7 @@ from composite_store.errors import NotFoundError
 from composite_store.records.observability import OtelSpan, Span
 from composite_store.schema import ColumnType, table
 from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.prepared import IN_LIST_LIMIT, in_list, numbered
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 
@@ -33,6 +34,8 @@ SPAN_KEY = ["traceId", "spanId"]
 #: Record attribute -> stored column name.
 _COLUMN = {name: info.serialization_alias or name for name, info in Span.model_fields.items()}
 _TIMESTAMPS = frozenset(SPANS.columns_of(ColumnType.TIMESTAMP))
+
+
 #: Rows per multi-row INSERT.
 def _dated(column: Any, rng: DateRange | NanoRange) -> list[Any]:
     conditions = []
@@ -96,8 +99,11 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             where.append(failed if f.has_child_error else ~failed)
         for tag in f.tags or ():
             where.append(dialect.json_array_contains(tbl.c.tags, tag))
-        for column, pairs in (("metadata", f.metadata), ("attributes", f.attributes),
-                              ("scope", f.scope)):
+        for column, pairs in (
+            ("metadata", f.metadata),
+            ("attributes", f.attributes),
+            ("scope", f.scope),
+        ):
             for key, value in (pairs or {}).items():
                 where.append(
                     dialect.json_equals(tbl.c[column], key, sa.literal(dumps(value), sa.Text))
@@ -122,16 +128,17 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         wanted = sa.or_(*(self._span_where(c.trace_id, c.span_id) for c in changes))
         existing_stmt = sa.select(tbl.c.traceId, tbl.c.spanId).where(wanted)
         updates = [
-            tbl.update().where(self._span_where(c.trace_id, c.span_id)).values(
-                self._set_values(c, now)
-            )
+            tbl.update()
+            .where(self._span_where(c.trace_id, c.span_id))
+            .values(self._set_values(c, now))
             for c in changes
         ]
 
         def update(conn: Connection) -> None:
             existing = {(r[0], r[1]) for r in conn.execute(existing_stmt)}
-            missing = [(c.trace_id, c.span_id) for c in changes
-                       if (c.trace_id, c.span_id) not in existing]
+            missing = [
+                (c.trace_id, c.span_id) for c in changes if (c.trace_id, c.span_id) not in existing
+            ]
             if missing:
                 raise NotFoundError(f"spans not found (trace_id, span_id): {missing}")
             for stmt in updates:
@@ -140,9 +147,20 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         await self.db.run(update, write=True)
 
     async def _delete_traces(self, trace_ids: Sequence[str]) -> None:
-        tbl = self.t("ai_spans")
-        stmt = tbl.delete().where(tbl.c.traceId.in_(list(trace_ids)))
-        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+        ids = list(dict.fromkeys(trace_ids))
+
+        def delete(conn: Connection) -> None:
+            for start in range(0, len(ids), IN_LIST_LIMIT):
+                chunk = ids[start : start + IN_LIST_LIMIT]
+                n = len(chunk)
+
+                def build(n: int = n) -> Executable:
+                    tbl = self.t("ai_spans")
+                    return tbl.delete().where(in_list(tbl.c.traceId, "v", n))
+
+                self.prepared(("delete_traces", n), build).execute(conn, numbered("v", chunk))
+
+        await self.db.run(delete, write=True)
 
     async def _save_otel_spans(self, spans: Sequence[OtelSpan]) -> None:
         rows = [self.db.values(OTEL, s.stored()) for s in spans]

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
 
-__all__ = ["Prepared", "StatementCache", "params"]
+__all__ = ["IN_LIST_LIMIT", "Prepared", "StatementCache", "in_list", "numbered", "params"]
 
 Processor = Callable[[Any], Any] | None
 
@@ -158,6 +158,18 @@ def _wrapped(conn: Connection, exc: Exception, sql: str, bound: Any) -> Exceptio
 def params(prefix: str, count: int) -> list[sa.BindParameter[Any]]:
     """``count`` named bind parameters ``prefix0, prefix1, ...`` (for IN lists and batches)."""
     return [sa.bindparam(f"{prefix}{i}") for i in range(count)]
+
+
+#: Values per ``IN (...)`` list: Oracle refuses more than 1000 (ORA-01795).
+IN_LIST_LIMIT = 500
+
+
+def in_list(column: sa.ColumnElement[Any], prefix: str, count: int) -> sa.ColumnElement[bool]:
+    """``column IN (:prefix0, ...)`` over ``count`` binds, as OR-ed lists of at most
+    ``IN_LIST_LIMIT`` values so that every backend accepts it."""
+    binds = params(prefix, count)
+    lists = [column.in_(binds[i : i + IN_LIST_LIMIT]) for i in range(0, count, IN_LIST_LIMIT)]
+    return lists[0] if len(lists) == 1 else sa.or_(*lists)
 
 
 def numbered(prefix: str, values: Sequence[Any]) -> dict[str, Any]:

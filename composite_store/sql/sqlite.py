@@ -50,6 +50,7 @@ BUSY_TIMEOUT_MS = 5000
 
 class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
+    alter_table_in_place: ClassVar[bool] = False
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         sa.exc.IntegrityError: ConflictError,
         sqlite3.IntegrityError: ConflictError,

@@ -97,6 +97,7 @@ async def fetch_rows(dom: SqlDomain, base: str, keys: Sequence[tuple[Any, ...]])
     statements = []
     for start in range(0, len(keys), _FETCH_CHUNK):
         chunk = keys[start : start + _FETCH_CHUNK]
+        where: sa.ColumnElement[bool]
         if len(key) == 1:
             where = tbl.c[key[0]].in_([k[0] for k in chunk])
         else:

@@ -66,11 +66,18 @@ async def _ensure(db: SqlDatabase) -> sa.Table:
 
 
 async def read_version(db: SqlDatabase, domain: str) -> int | None:
-    """The version recorded for ``domain``, None when none is (creates the table if missing)."""
-    tbl = await _ensure(db)
+    """The version recorded for ``domain``, None when none is (or the table does not exist:
+    reading creates nothing)."""
+    tbl = versions_table(db)
     stmt = sa.select(tbl.c.version).where(tbl.c.domain == domain)
-    found: int | None = await db.run(lambda conn: conn.execute(stmt).scalar())
-    return found
+
+    def read(conn: Connection) -> int | None:
+        if db not in _created and not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
+            return None
+        found: int | None = conn.execute(stmt).scalar()
+        return found
+
+    return await db.run(read)
 
 
 async def write_version(db: SqlDatabase, domain: str, version: int) -> None:

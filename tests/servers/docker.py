@@ -27,6 +27,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -157,8 +158,12 @@ class _Session:
             return f"docker compose up {service} failed: {str(exc).strip()[-500:]}"
 
     def close(self) -> None:
-        self._stack.close()
-        self._started.clear()
+        try:
+            self._stack.close()
+        except Exception as exc:  # noqa: BLE001 - at exit: say so, without a traceback
+            print(f"could not remove Docker test services: {exc}", file=sys.stderr)
+        finally:
+            self._started.clear()
 
 
 _SESSION = _Session()

@@ -1,6 +1,7 @@
-"""A MongoDB server for the tests: ``COMPOSITE_STORE_TEST_MONGODB_URL``, else a throwaway
-SecantusDB server (PyPI ``secantusdb``, a MongoDB wire-protocol server on WiredTiger; no mongod
-is obtainable here) started on a free loopback port for the test session.
+"""A MongoDB server for the tests: ``COMPOSITE_STORE_TEST_MONGODB_URL``, else the ``mongodb``
+service of docker/docker-compose.yml (MongoDB 7, a one-node replica set) where a Docker engine
+answers, else a throwaway SecantusDB server (PyPI ``secantusdb``, a MongoDB wire-protocol server
+on WiredTiger; no mongod is obtainable here) started on a free loopback port for the test session.
 
 SecantusDB runs in its own process, so its Python work does not share the test process's GIL.
 By default it presents itself as a one-node replica set (``setName: secantus``): transactions
@@ -23,13 +24,17 @@ from composite_store_mongodb.provision import create_namespace, drop_namespace, 
 
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, free_port, reachable, wait_until
+from servers.docker import docker_found
 
 __all__ = ["BACKEND", "STANDALONE", "find", "find_standalone", "session_url", "start_throwaway"]
 
 BACKEND = "mongodb"
-#: The no-transaction deployment, reported as its own backend in the summary.
-STANDALONE = "mongodb-standalone"
+#: The no-transaction deployment, reported as its own backend (named like its test module,
+#: tests/conformance/test_mongodb_standalone.py, as CI's required-backend list expects).
+STANDALONE = "mongodb_standalone"
 ENV = "COMPOSITE_STORE_TEST_MONGODB_URL"
+#: The replica set names its member localhost:27017, so connect to the published port directly.
+DOCKER = "mongodb://{host}:{port}/admin?directConnection=true&serverSelectionTimeoutMS=2000"
 #: Seconds a throwaway server gets to answer (it imports a lot of Python first).
 STARTUP_SECONDS = 60
 
@@ -46,6 +51,9 @@ def find() -> Found | str:
     if env:
         failure = reachable(lambda: _probe(env))
         return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    docker = docker_found("mongodb", DOCKER, _probe)
+    if docker is not None:
+        return docker
     return start_throwaway()
 
 

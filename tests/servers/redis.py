@@ -1,8 +1,10 @@
 """Redis servers for the tests, standalone and cluster.
 
-Standalone: ``COMPOSITE_STORE_TEST_REDIS_URL``, else the local server (127.0.0.1:6379, logical
-database 9 so other users of database 0 are never touched), else a throwaway ``redis-server``
-on a free loopback port. Cluster: ``COMPOSITE_STORE_TEST_REDIS_CLUSTER_URL``, else three
+Standalone: ``COMPOSITE_STORE_TEST_REDIS_URL``, else the ``redis`` service of
+docker/docker-compose.yml where a Docker engine answers, else the local server (127.0.0.1:6379,
+logical database 9 so other users of database 0 are never touched), else a throwaway
+``redis-server`` on a free loopback port. Cluster: ``COMPOSITE_STORE_TEST_REDIS_CLUSTER_URL``,
+else the ``redis-cluster`` compose service where Docker answers, else three
 throwaway cluster-mode nodes (no replicas) joined with ``redis-cli --cluster create``. Each test
 session works under a fresh key prefix, dropped at the end; throwaway servers stop at exit.
 """
@@ -24,6 +26,7 @@ from composite_store_redis.provision import create_namespace, drop_namespace, st
 
 from composite_store.errors import redact
 from servers import Found, ThrowawayDir, reachable, run_checked, wait_until
+from servers.docker import docker_found
 
 __all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
 
@@ -32,6 +35,9 @@ CLUSTER = "redis_cluster"
 ENV = "COMPOSITE_STORE_TEST_REDIS_URL"
 CLUSTER_ENV = "COMPOSITE_STORE_TEST_REDIS_CLUSTER_URL"
 LOCAL = "redis://127.0.0.1:6379/9?socket_connect_timeout=3"
+DOCKER = "redis://{host}:{port}/0?socket_connect_timeout=3"
+#: The first of three nodes; the others are found through the cluster itself.
+DOCKER_CLUSTER = "redis+cluster://{host}:{port}"
 _NODES = 3
 
 #: The adapter's own declaration of the tests it is known to fail (strict xfails).
@@ -83,6 +89,9 @@ def find() -> Found | str:
     if env:
         failure = reachable(lambda: _probe(env))
         return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    docker = docker_found("redis", DOCKER, _probe)
+    if docker is not None:
+        return docker
     local_failure = reachable(lambda: _probe(LOCAL))
     if local_failure is None:
         return Found(LOCAL, "local server 127.0.0.1:6379 (database 9)")
@@ -121,6 +130,9 @@ def find_cluster() -> Found | str:
         if failure is None:
             return Found(env, f"{CLUSTER_ENV}={redact(env)}")
         return f"{CLUSTER_ENV}: {failure}"
+    docker = docker_found("redis-cluster", DOCKER_CLUSTER, _probe)
+    if docker is not None:
+        return docker
     cli = _binary("redis-cli")
     if cli is None:
         return "no redis-cli binary to create a cluster (apt-get install redis-tools)"

@@ -1,10 +1,11 @@
 """Create each domain's collections, indexes and validators, and describe what exists.
 
-``ensure`` is idempotent: it creates what is missing and leaves what matches. An index that
-exists under a documented name with other keys is drift; it is reported with the command that
-fixes it, never silently replaced. ``describe`` reads the server's catalog (``listCollections``,
-``listIndexes``) and never the definitions this adapter would create, so the conformance suite
-holds the database itself to the documented schema.
+``ensure`` is idempotent: it creates missing collections with their indexes and leaves existing
+ones as they are (their missing indexes are migrations, ``composite-store migrate``). An index
+that exists under a documented name with other keys is drift; it is reported with the command
+that fixes it, never silently replaced. ``describe`` reads the server's catalog
+(``listCollections``, ``listIndexes``) and never the definitions this adapter would create, so
+the conformance suite holds the database itself to the documented schema.
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ async def ensure(conn: MongoConnection, specs: Iterable[TableSpec]) -> None:
                         raise
                     if options:
                         await conn.db.command("collMod", name, **options)
+                await _create_indexes(conn, spec)
             elif options:
                 await conn.db.command("collMod", name, **options)
-            await _create_indexes(conn, spec)
+            # An existing collection keeps its indexes: init() never alters a current database
+            # (indexes a release adds are migrations: `composite-store migrate`).
             conn.ensured.add(name)
 
 

@@ -4,17 +4,22 @@ capabilities, the schema hooks)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
 from composite_store.domains.base import Capabilities, Domain, PhysicalTable
 from composite_store.errors import ValidationError
+from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
-from composite_store_mongodb import catalog
+from composite_store_mongodb import catalog, transfer
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.documents import NO_ID
+
+if TYPE_CHECKING:
+    from composite_store.drift import Difference
+    from composite_store.migrations import Statement, Step
 
 __all__ = ["MongoDomain"]
 
@@ -96,6 +101,9 @@ class MongoDomain(Domain):
 
         await self.conn.run(clear)
 
+    async def _open(self) -> None:
+        await self.conn.open()
+
     async def _close(self) -> None:
         if self._owns_conn:
             await self.conn.close()
@@ -126,3 +134,39 @@ class MongoDomain(Domain):
             raise ValidationError(f"unknown fields for {table_name}: {sorted(unknown)}")
         collection = self.conn.collection(spec)
         return await self.conn.run(lambda _: collection.find_one(dict(key), NO_ID))
+
+    # -- export and import, schema versions, migrations (see transfer) ------------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        return await transfer.export_documents(self, table, cursor, limit)
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        return await transfer.fetch_documents(self, table, keys)
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        await transfer.import_documents(self, table, records)
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        return await transfer.count_documents(self, table)
+
+    async def _read_schema_version(self) -> int | None:
+        # docstring inherited
+        return await transfer.read_version(self)
+
+    async def _write_schema_version(self, version: int) -> None:
+        # docstring inherited
+        await transfer.write_version(self, version)
+
+    async def _migration_plan(self, step: Step) -> list[Statement]:
+        # docstring inherited
+        return await transfer.migration_plan(self, step)
+
+    def fix_statement(self, difference: Difference) -> str | None:
+        # docstring inherited
+        return transfer.fix_statement(self, difference)

@@ -85,7 +85,7 @@ class MongoMemory(MongoDomain, MemoryDomain):
                 query, [{"$set": changes}], NO_ID, return_document=ReturnDocument.AFTER
             )
             checked = expected_working_memory is not UNSET
-            if doc is None and checked and await threads.find_one({"id": thread_id}) is not None:
+            if doc is None and checked and await threads.count_documents({"id": thread_id}):
                 raise ConflictError(
                     f"working memory of thread {thread_id!r} changed since it was read"
                 )

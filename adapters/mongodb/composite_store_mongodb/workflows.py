@@ -12,6 +12,7 @@ from composite_store.domains.workflows import RunQuery, SnapshotUpdate, Workflow
 from composite_store.errors import ConflictError
 from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
+from composite_store_mongodb.cas import MAX_ATTEMPTS
 from composite_store_mongodb.connection import Session
 from composite_store_mongodb.documents import NO_ID, document, from_document, literal, literals
 from composite_store_mongodb.domain import MongoDomain
@@ -21,9 +22,6 @@ from composite_store_mongodb.queries import dated
 __all__ = ["MongoWorkflows"]
 
 SNAPSHOTS = table("workflow_snapshot")
-#: Compare-and-set attempts of one step/state update before giving up. Each failed attempt
-#: means another writer's update landed, so the bound is only reached under extreme contention.
-MAX_ATTEMPTS = 1000
 
 
 class MongoWorkflows(MongoDomain, WorkflowsDomain):
@@ -84,7 +82,7 @@ class MongoWorkflows(MongoDomain, WorkflowsDomain):
         async def attempt(_: Session) -> tuple[bool, dict[str, Any] | None]:
             """One compare-and-set round: (written or declined, the new snapshot)."""
             doc = await runs.find_one(key, {"_id": 0, "snapshot": 1})
-            current: dict[str, Any] | None = doc["snapshot"] if doc is not None else None
+            current: dict[str, Any] | None = doc.get("snapshot") if doc is not None else None
             snapshot = update(current)
             if snapshot is None:
                 return True, None

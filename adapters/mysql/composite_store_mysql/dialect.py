@@ -191,6 +191,14 @@ class MysqlDialect(SqlDialect):
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"[:MAX_IDENTIFIER]
 
+    def alter_column(
+        self, table: str, column: str, type_sql: str, nullable: bool, *, retype: bool
+    ) -> str:
+        # docstring inherited
+        # MODIFY restates the whole column, so the type is given either way.
+        null = "NULL" if nullable else "NOT NULL"
+        return f"ALTER TABLE {table} MODIFY COLUMN {column} {type_sql} {null}"
+
     # -- introspection -----------------------------------------------------------------------------
 
     def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:

@@ -12,11 +12,13 @@
 
 Oracle 19c or later (COMPATIBLE >= 12.2, for 128-byte identifiers); 23ai gets native
 ``BOOLEAN`` columns. Layout: the documented table and column names (mixed-case names quoted,
-as ``"resourceId"``); ids and other key or lookup text ``VARCHAR2(255 CHAR)``; other text and
-JSON ``CLOB`` holding compact JSON text; timestamps ``TIMESTAMP(3)`` holding UTC;
-booleans ``BOOLEAN`` on 23ai, else ``SMALLINT`` checked to 0/1. Oracle stores ``''`` as NULL:
-NOT NULL text such as a thread's title is nullable here and reads back as ``''``, and ``''``
-in a nullable text column reads back as None. Upserts are ``MERGE`` statements.
+as ``"resourceId"``); ids and other key text ``VARCHAR2(255 CHAR)``, text that queries filter
+or sort on (span attributes, statuses) ``VARCHAR2(1000 CHAR)``, longer values refused with
+``ValidationError``; other text and JSON ``CLOB`` (JSON as compact text; ``native_json`` uses
+the ``JSON`` type instead); timestamps ``TIMESTAMP(3)`` holding UTC; booleans ``BOOLEAN`` on
+23ai, else ``SMALLINT`` checked to 0/1. Oracle stores ``''`` as NULL: NOT NULL text such as a
+thread's title is nullable here and reads back as ``''``, and ``''`` in a nullable text column
+reads back as None. Upserts are ``MERGE`` statements; every value is a bound parameter.
 
 composite-store never creates an Oracle user: the ``schema`` must exist (create the user with
 its quota and ``CREATE TABLE`` grant first); tables are created in it on ``init()``.

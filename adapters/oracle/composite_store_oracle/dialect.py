@@ -49,7 +49,7 @@ from composite_store_oracle.types import (
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["SCHEMES", "OracleDialect", "async_url"]
+__all__ = ["SCHEMES", "OracleDialect", "async_url", "use_input_types"]
 
 #: URL schemes that name Oracle; all are served by python-oracledb's asyncio mode.
 SCHEMES = ("oracle", "oracle+oracledb", "oracle+oracledb_async")
@@ -129,14 +129,8 @@ class OracleDialect(SqlDialect):
         engine_options.setdefault("hide_parameters", True)
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
         engine = create_async_engine(make_url(url), **engine_options)
-        sync = engine.sync_engine
-        errors.install(sync)
-
-        @sa.event.listens_for(sync, "connect")
-        def _bind_types(dbapi_conn: Any, record: Any) -> None:
-            # On the driver's connection: SQLAlchemy's async adapter does not expose it.
-            record.driver_connection.inputtypehandler = input_type_handler
-
+        errors.install(engine.sync_engine)
+        sa.event.listen(engine.sync_engine, "connect", use_input_types)
         return engine
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
@@ -312,6 +306,14 @@ class OracleDialect(SqlDialect):
             name is None and "desc" in sorting.get(expressions[i], ())
             for i, name in enumerate(index["column_names"])
         )
+
+
+def use_input_types(dbapi_conn: Any, record: Any) -> None:
+    """``connect`` listener: bind values through :func:`types.input_type_handler`.
+
+    Set on the driver's own connection: SQLAlchemy's asyncio adapter does not pass it on.
+    """
+    record.driver_connection.inputtypehandler = input_type_handler
 
 
 def _numeric_booleans(

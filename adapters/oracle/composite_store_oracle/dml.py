@@ -31,7 +31,7 @@ __all__ = [
     "merge",
 ]
 
-_SAFE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def key_path(key: str) -> str:
@@ -40,7 +40,7 @@ def key_path(key: str) -> str:
     Oracle refuses bind variables as paths (ORA-40454), so the key is checked again here,
     whatever the caller validated: nothing but letters, digits, ``_`` and ``-`` reaches SQL.
     """
-    if not isinstance(key, str) or not _SAFE_KEY.match(key):
+    if not isinstance(key, str) or not _SAFE_KEY.fullmatch(key):
         raise ValidationError(
             f"invalid JSON key {key!r}: use letters, digits, '_' and '-' only"
         )

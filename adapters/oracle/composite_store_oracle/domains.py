@@ -6,6 +6,9 @@ you own) or shares its store's engine (``OracleStore(url).memory``).
 
 from __future__ import annotations
 
+from typing import Any
+
+from composite_store.records.memory import Resource
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.experiments import SqlExperiments
 from composite_store.sql.memory import SqlMemory
@@ -27,9 +30,33 @@ __all__ = [
 
 
 class OracleMemory(SqlMemory):
-    """Threads, messages and resources in Oracle."""
+    """Threads, messages and resources in Oracle.
+
+    Oracle stores ``''`` as NULL, so an empty working memory reads back as None; a
+    compare-and-set expecting ``''`` therefore matches the NULL it became (and a resource
+    without working memory), where other backends tell the two apart.
+    """
 
     dialect_cls = OracleDialect
+
+    async def _update_resource(
+        self,
+        resource_id: str,
+        *,
+        working_memory: str | None,
+        metadata: dict[str, Any] | None,
+        now: Any,
+        expected_working_memory: Any,
+    ) -> Resource:
+        if expected_working_memory == "":
+            expected_working_memory = None
+        return await super()._update_resource(
+            resource_id,
+            working_memory=working_memory,
+            metadata=metadata,
+            now=now,
+            expected_working_memory=expected_working_memory,
+        )
 
 
 class OracleWorkflows(SqlWorkflows):

@@ -20,6 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from composite_store.errors import ValidationError
 from composite_store.schema import validate_prefix
 from composite_store.sql.database import SqlDatabase
 from composite_store.urls import split_options
@@ -33,10 +34,10 @@ def _database(url: str) -> SqlDatabase:
     return SqlDatabase(OracleDialect(), url, engine_options={"poolclass": sa.NullPool})
 
 
-async def create_namespace(url: str, prefix: str | None = None) -> str:
-    """Return a fresh table prefix (default ``cs_<random>_``) for the schema ``url`` names,
-    after checking that the server answers and the schema exists."""
-    chosen = validate_prefix(prefix or f"cs_{secrets.token_hex(6)}_")
+async def create_namespace(url: str, name: str | None = None) -> str:
+    """Return table prefix ``name`` (default: a fresh ``cs_<random>_``) for the schema ``url``
+    names, after checking that the server answers and the schema exists."""
+    chosen = validate_prefix(name or f"cs_{secrets.token_hex(6)}_")
     db = _database(url)
     try:
         await db.run(lambda conn: db.dialect.create_namespace(conn, db.schema))
@@ -45,12 +46,15 @@ async def create_namespace(url: str, prefix: str | None = None) -> str:
     return chosen
 
 
-async def drop_namespace(url: str, prefix: str) -> None:
-    """Drop every table whose name starts with ``prefix`` in the schema ``url`` names
+async def drop_namespace(url: str, name: str) -> None:
+    """Drop every table whose name starts with prefix ``name`` in the schema ``url`` names
     (constraints and indexes with them); tables that do not exist are not an error."""
-    validate_prefix(prefix)
+    prefix = validate_prefix(name)
     if not prefix:
-        raise ValueError("refusing to drop every table of the schema: give a non-empty prefix")
+        raise ValidationError(
+            "refusing to drop every table of the schema: give the non-empty table prefix "
+            "create_namespace() returned"
+        )
     db = _database(url)
 
     def drop(conn: Connection) -> None:
@@ -72,7 +76,7 @@ async def drop_namespace(url: str, prefix: str) -> None:
         await db.dispose()
 
 
-def store_url(url: str, prefix: str) -> str:
-    """``url`` pointing a store at namespace ``prefix`` (its ``prefix`` query parameter)."""
+def store_url(url: str, name: str) -> str:
+    """``url`` pointing a store at namespace ``name`` (its ``prefix`` query parameter)."""
     url, _ = split_options(url, ("prefix",))
-    return f"{url}{'&' if '?' in url else '?'}prefix={validate_prefix(prefix)}"
+    return f"{url}{'&' if '?' in url else '?'}prefix={validate_prefix(name)}"

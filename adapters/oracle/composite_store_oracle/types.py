@@ -111,8 +111,7 @@ class OracleVarchar(TypeDecorator[str]):
             raise ValidationError(
                 f"a text value of {len(value)} characters is too long for an Oracle "
                 f"VARCHAR2({self.length} CHAR) column (ids and other key text hold at most "
-                f"{KEY_LENGTH} characters, names, types and statuses {LOOKUP_LENGTH}): "
-                f"{value[:40]!r}..."
+                f"{KEY_LENGTH} characters, names, types and statuses {LOOKUP_LENGTH})"
             )
         return value
 

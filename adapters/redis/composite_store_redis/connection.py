@@ -8,7 +8,7 @@ indexes with ``page``/``window`` (one script each) and write with ``apply`` (gua
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -325,6 +325,13 @@ class RedisConnection:
             if batch:
                 deleted += await self._unlink(batch)
         return deleted
+
+    async def scan(self, pattern: str) -> AsyncIterator[str]:
+        """Every key matching ``pattern`` (SCAN: migrations and provisioning only, never a query
+        path)."""
+        with map_errors(_ERRORS):
+            async for key in self.client.scan_iter(match=pattern, count=1000):
+                yield key
 
     async def any_matching(self, pattern: str) -> bool:
         """Whether a key matches ``pattern`` (SCAN: provisioning only)."""

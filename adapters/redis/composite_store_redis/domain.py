@@ -8,7 +8,7 @@ import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -21,12 +21,17 @@ from composite_store.domains.base import (
     PhysicalTable,
 )
 from composite_store.errors import ConflictError, SchemaMismatchError, ValidationError
-from composite_store.records.base import now_utc
+from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
+from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.keys import Keys, SortedIndex, pack
+
+if TYPE_CHECKING:
+    from composite_store.drift import Difference
+    from composite_store.migrations import Statement, Step
 
 __all__ = ["RedisDomain"]
 
@@ -112,7 +117,9 @@ class RedisDomain(Domain):
                     f"{version}, this adapter writes version {SCHEMA_VERSION}: migrate them, or "
                     "use another prefix (prefix=...) for a fresh key space"
                 )
-            if stored != layout:
+            # init() never alters an existing layout: a catalog that differs is drift, which
+            # `composite-store inspect` reports and `composite-store migrate` fixes.
+            if not stored:
                 batch.put_record(self.keys.catalog(name), layout)
         if batch:
             await self.conn.apply(batch)
@@ -146,9 +153,48 @@ class RedisDomain(Domain):
                 self.keys.pattern(name), keep=(self.keys.catalog(name),)
             )
 
+    async def _open(self) -> None:
+        await self.conn.open()
+
     async def _close(self) -> None:
         if self._owns_conn:
             await self.conn.close()
+
+    # -- export, schema versions, migrations (see composite_store_redis.transfer) -------------
+
+    async def _read_schema_version(self) -> int | None:
+        # docstring inherited
+        return await transfer.read_version(self)
+
+    async def _write_schema_version(self, version: int) -> None:
+        # docstring inherited
+        await transfer.write_version(self, version)
+
+    async def _migration_plan(self, step: Step) -> list[Statement]:
+        # docstring inherited
+        return await transfer.migration_plan(self, step)
+
+    def fix_statement(self, difference: Difference) -> str | None:
+        # docstring inherited
+        return transfer.fix_statement(self, difference)
+
+    async def _export_from(
+        self,
+        index: SortedIndex,
+        cursor: str | None,
+        limit: int,
+        key_of: Callable[[str], str],
+        build: Callable[[dict[str, str]], Record],
+    ) -> tuple[list[Record], str | None]:
+        """One export page of the table a whole-table ``index`` lists."""
+        found, following = await transfer.export_index(self, index, cursor, limit, key_of)
+        return [build(raw) for raw in found], following
+
+    async def _fetch_keys(
+        self, keys: Sequence[str], build: Callable[[dict[str, str]], Record]
+    ) -> list[Record]:
+        """The records stored at ``keys`` (missing ones skipped)."""
+        return [build(raw) for raw in await transfer.read_hashes(self, keys) if raw]
 
     async def _ping(self) -> None:
         await self.conn.ping()

@@ -9,7 +9,8 @@ Layout (``T`` = prefixed table name, e.g. ``mastra_threads``):
   lookups by id and for moves);
 - threads are listed from ``resourceid_createdat_idx`` / ``resourceid_updatedat_idx`` (one set
   per resource) and ``createdat_idx`` / ``updatedat_idx`` (all threads);
-- a resource is ``mastra_resources:{<resource id>}``.
+- a resource is ``mastra_resources:{<resource id>}``, listed by ``createdat_idx`` (all
+  resources).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from composite_store.domains.base import Capabilities
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError, UnsupportedOperationError
 from composite_store.merge import shallow_merge
+from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.schema import table
+from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import (
     decode_record,
@@ -45,6 +48,11 @@ THREAD_INDEXES = (BY_RESOURCE, BY_RESOURCE_UPDATED, ALL_THREADS, ALL_THREADS_UPD
 BY_THREAD = sorted_index("messages", ["thread_id"], "createdAt", ["id"])
 BY_THREAD_RESOURCE = sorted_index("messages", ["thread_id", "resourceId"], "createdAt", ["id"])
 MESSAGE_INDEXES = (BY_THREAD, BY_THREAD_RESOURCE)
+#: Every resource, so that export lists them all (schema version 1).
+ALL_RESOURCES = sorted_index("resources", [], "createdAt", ["id"])
+RESOURCE_INDEXES = (ALL_RESOURCES,)
+#: Thread ids per read while exporting or counting messages thread by thread.
+_THREAD_CHUNK = 100
 #: message id -> thread id
 MESSAGE_THREAD = "id_thread_id_idx"
 
@@ -68,7 +76,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
     """Threads, messages and resources on Redis (standalone or cluster)."""
 
     tables = ("threads", "messages", "resources")
-    indexes = (*THREAD_INDEXES, *MESSAGE_INDEXES)
+    indexes = (*THREAD_INDEXES, *MESSAGE_INDEXES, *RESOURCE_INDEXES)
     pointers = (("messages", MESSAGE_THREAD, "id", "thread_id"),)
     standalone_capabilities: ClassVar[Capabilities] = Capabilities(
         atomic_batches=True,
@@ -306,8 +314,11 @@ class RedisMemory(RedisDomain, MemoryDomain):
         found = await self.conn.read([["HGETALL", self._message_key(t, m)] for m, t in located])
         return [_message(raw) for raw in found if raw]
 
-    async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
+    async def _save_messages(
+        self, messages: Sequence[Message], now: Any, *, touch: bool = True
+    ) -> None:
         # docstring inherited
+        # ``touch=False``: an import, which leaves the threads' updatedAt as they are.
         targets = list(dict.fromkeys(m.thread_id for m in messages))
 
         async def attempt() -> bool | None:
@@ -357,7 +368,8 @@ class RedisMemory(RedisDomain, MemoryDomain):
                 )
                 self.reindex(batch, MESSAGE_INDEXES, None, stored)
                 batch.set_string(pointer, message.thread_id)
-            self._touch(batch, owners, now)
+            if touch:
+                self._touch(batch, owners, now)
             return await self.conn.apply(batch) or None
 
         await self.optimistic(attempt, "save_messages")
@@ -423,11 +435,22 @@ class RedisMemory(RedisDomain, MemoryDomain):
 
     async def _save_resource(self, resource: Resource) -> None:
         # docstring inherited
-        batch = self.batch()
-        batch.put_record(
-            self._resource_key(resource.id), encode_record(_RESOURCES, resource.stored())
-        )
-        await self.conn.apply(batch)
+        key = self._resource_key(resource.id)
+        new = resource.stored()
+
+        async def attempt() -> bool | None:
+            # The index entry moves with createdAt: guard the value it was read at.
+            [created] = await self.conn.read([["HGET", key, "createdAt"]])
+            batch = self.batch()
+            batch.expect_field(key, "createdAt", created)
+            batch.put_record(key, encode_record(_RESOURCES, new))
+            old = None if created is None else decode_record(
+                _RESOURCES, {"id": resource.id, "createdAt": created}
+            )
+            self.reindex(batch, RESOURCE_INDEXES, old, new)
+            return await self.conn.apply(batch) or None
+
+        await self.optimistic(attempt, f"save_resource({resource.id!r})")
 
     async def _update_resource(
         self,
@@ -469,9 +492,101 @@ class RedisMemory(RedisDomain, MemoryDomain):
                 )
             batch = self.batch()
             batch.expect_exists(key, raw is not None and bool(raw))
-            for name in ("workingMemory", "metadata"):
+            for name in ("workingMemory", "metadata", "createdAt"):
                 batch.expect_field(key, name, raw.get(name) if raw else None)
             batch.put_record(key, encode_record(_RESOURCES, updated.stored()))
+            self.reindex(
+                batch,
+                RESOURCE_INDEXES,
+                current.stored() if current is not None else None,
+                updated.stored(),
+            )
             return updated if await self.conn.apply(batch) else None
 
         return await self.optimistic(attempt, f"update_resource({resource_id!r})")
+
+    # -- export and import -------------------------------------------------------------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        if table == "threads":
+            return await self._export_from(
+                ALL_THREADS, cursor, limit, lambda m: self._thread_key(unpack(m)[0]), _thread
+            )
+        if table == "resources":
+            return await self._export_from(
+                ALL_RESOURCES, cursor, limit, lambda m: self._resource_key(unpack(m)[0]),
+                _resource,
+            )
+        return await self._export_messages(cursor, limit)
+
+    async def _export_messages(
+        self, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        """Messages thread by thread (threads by createdAt, each thread's by createdAt); the
+        cursor is "<thread rank>:<message rank>"."""
+        thread_rank, _, message_rank = (cursor or "0:0").partition(":")
+        at_thread = transfer.offset_of(thread_rank, "messages")
+        at_message = transfer.offset_of(message_rank or "0", "messages")
+        found: list[Record] = []
+        while True:
+            threads = await self.conn.page(
+                *self.index_set(ALL_THREADS, []), offset=at_thread, count=_THREAD_CHUNK
+            )
+            if not threads.members:
+                return found, None
+            for member in threads.members:
+                thread_id = unpack(member)[0]
+                wanted = limit - len(found)
+                page = await self.conn.page(
+                    *self.index_set(BY_THREAD, [thread_id]),
+                    offset=at_message,
+                    count=wanted + 1,
+                    records=self.keys.record_prefix("messages", thread_id),
+                )
+                assert page.records is not None
+                found.extend(_message(r) for r in page.records[:wanted] if r)
+                if len(page.members) > wanted:
+                    return found, f"{at_thread}:{at_message + wanted}"
+                at_thread, at_message = at_thread + 1, 0
+                if len(found) == limit:
+                    return found, f"{at_thread}:0"
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        ids = [k[0] for k in keys]
+        if table == "threads":
+            return await self._fetch_keys([self._thread_key(i) for i in ids], _thread)
+        if table == "resources":
+            return await self._fetch_keys([self._resource_key(i) for i in ids], _resource)
+        return list(await self._get_messages(ids))
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        if table == "messages":
+            messages = [r for r in records if isinstance(r, Message)]
+            await self._save_messages(messages, now_utc(), touch=False)
+            return
+        for record in records:
+            if isinstance(record, Thread):
+                await self._save_thread(record)
+            elif isinstance(record, Resource):
+                await self._save_resource(record)
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        if table == "threads":
+            return await transfer.count_index(self, ALL_THREADS)
+        if table == "resources":
+            return await transfer.count_index(self, ALL_RESOURCES)
+        threads = await self.conn.page(*self.index_set(ALL_THREADS, []))
+        total = 0
+        for member in threads.members:
+            total += await transfer.count_index(self, BY_THREAD, [unpack(member)[0]])
+        return total
+
+
+def _resource(fields: dict[str, str]) -> Resource:
+    return from_stored(Resource, decode_record(_RESOURCES, fields))

@@ -31,9 +31,11 @@ from composite_store.domains.observability import (
     TraceQuery,
 )
 from composite_store.errors import NotFoundError, UnsupportedOperationError
+from composite_store.records.base import Record
 from composite_store.records.observability import OtelSpan, Span
 from composite_store.schema import table
 from composite_store.types import DateRange
+from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import decode_record, encode_record, from_stored, millis
 from composite_store_redis.domain import RedisDomain
@@ -49,7 +51,10 @@ _DERIVED = (_ROOT, _ERROR, _ENDED, _STATUS, _HCE, _TAG, _DONE)
 BY_TRACE = sorted_index("ai_spans", ["traceId"], "startedAt", ["spanId"])
 ROOTS = sorted_index("ai_spans", ["traceId", _ROOT], "startedAt", ["spanId"], derived=_DERIVED)
 ERRORS = sorted_index("ai_spans", ["traceId", _ERROR], "startedAt", ["spanId"], derived=_DERIVED)
-TRACE_INDEXES = (BY_TRACE, ROOTS, ERRORS)
+#: Every span (the documented ``started_at_idx``), so that export lists them all, roots or
+#: not (schema version 1).
+ALL_SPANS = sorted_index("ai_spans", [], "startedAt", ["traceId", "spanId"])
+TRACE_INDEXES = (BY_TRACE, ROOTS, ERRORS, ALL_SPANS)
 TRACE_REV = "trace_rev"
 
 _TEXT_FACETS = (
@@ -445,6 +450,39 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             page.total
         )
 
+    # -- export and import -------------------------------------------------------------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        if table == "ai_spans":
+            return await self._export_from(
+                ALL_SPANS, cursor, limit, lambda m: self._span_key(*unpack(m)), _span
+            )
+        return await self._export_from(
+            OTEL_LISTINGS[frozenset()], cursor, limit,
+            lambda m: self._otel_key(unpack(m)[1]), _otel,
+        )
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        if table == "ai_spans":
+            return await self._fetch_keys([self._span_key(t, s) for t, s in keys], _span)
+        return await self._fetch_keys([self._otel_key(k[0]) for k in keys], _otel)
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        if table == "ai_spans":
+            await self._save_spans([r for r in records if isinstance(r, Span)])
+        else:
+            await self._save_otel_spans([r for r in records if isinstance(r, OtelSpan)])
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        index = ALL_SPANS if table == "ai_spans" else OTEL_LISTINGS[frozenset()]
+        return await transfer.count_index(self, index)
+
 
 def unpack_all(members: Iterable[str]) -> list[str]:
     """The first packed value of each member."""
@@ -454,3 +492,7 @@ def unpack_all(members: Iterable[str]) -> list[str]:
 def _describe(facets: Mapping[str, str]) -> str:
     names = {_STATUS: "status", _HCE: "has_child_error", _TAG: "tags", _DONE: "ended_at"}
     return ", ".join(sorted(names.get(k, k) for k in facets)) or "nothing"
+
+
+def _otel(fields: dict[str, str]) -> OtelSpan:
+    return from_stored(OtelSpan, decode_record(_OTEL, fields))

@@ -3,8 +3,9 @@
 A score is ``mastra_scorers:{<id>}``; each filter combination the contract offers (a scorer,
 alone or with any of entityId / entityType / source; a run; an entity, with or without its
 type; a span) has its own set ordered by createdAt with the id as tie-break, so a page is one
-ranged read. Evals have no key of their own: each row gets an internal row id
-(``mastra_evals:{<row id>}``), and the sets order them by (created_at, run_id, metric_name).
+ranged read; one more set holds every score (for export). Evals have no key of their own:
+each row gets an internal row id (``mastra_evals:{<row id>}``), and the sets order them by
+(created_at, run_id, metric_name).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any, ClassVar
 from composite_store.domains.base import Capabilities
 from composite_store.domains.scores import EvalQuery, ScoreQuery, ScoresDomain
 from composite_store.errors import UnsupportedOperationError
+from composite_store.records.base import Record
 from composite_store.records.scores import EvalRecord, Score
 from composite_store.schema import table
+from composite_store_redis import transfer
 from composite_store_redis.codec import decode_record, encode_record, from_stored
 from composite_store_redis.domain import RedisDomain
 from composite_store_redis.keys import SortedIndex, sorted_index, unpack
@@ -42,6 +45,8 @@ SCORE_LISTINGS: dict[frozenset[str], SortedIndex] = {
             for n in range(len(_SCORER_FILTERS) + 1)
             for extra in itertools.combinations(_SCORER_FILTERS, n)
         ),
+        # Every score, so that export lists them all (schema version 1).
+        _score_index(),
         _score_index("runId"),
         _score_index("entityId"),
         _score_index("entityId", "entityType"),
@@ -195,6 +200,41 @@ class RedisScores(RedisDomain, ScoresDomain):
             [["HGETALL", self._eval_key(unpack(m)[2])] for m in page.members]
         )
         return [_eval(raw) for raw in found if raw], page.total
+
+
+    # -- export and import -------------------------------------------------------------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        if table == "scorers":
+            return await self._export_from(
+                SCORE_LISTINGS[frozenset()], cursor, limit,
+                lambda m: self._score_key(unpack(m)[0]), _score,
+            )
+        return await self._export_from(
+            EVAL_LISTINGS[(False, False)], cursor, limit,
+            lambda m: self._eval_key(unpack(m)[2]), _eval,
+        )
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        return await self._fetch_keys([self._score_key(k[0]) for k in keys], _score)
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        for record in records:
+            if isinstance(record, Score):
+                await self._save_score(record)
+            elif isinstance(record, EvalRecord):
+                await self._save_eval(record)
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        if table == "scorers":
+            return await transfer.count_index(self, SCORE_LISTINGS[frozenset()])
+        return await transfer.count_index(self, EVAL_LISTINGS[(False, False)])
 
 
 def _matches(stored: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:

@@ -16,8 +16,10 @@ from typing import Any, ClassVar
 
 from composite_store.domains.base import Capabilities
 from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
+from composite_store.records.base import Record
 from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
+from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import (
     decode_record,
@@ -254,3 +256,31 @@ class RedisWorkflows(RedisDomain, WorkflowsDomain):
 
         (result,) = await self.optimistic(attempt, f"update workflow run {run_id!r}")
         return result
+
+    # -- export and import -------------------------------------------------------------------------
+
+    async def _export(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[Record], str | None]:
+        # docstring inherited
+        every = LISTINGS[(False, False, False)]
+
+        def key_of(member: str) -> str:
+            run_id, workflow_name = unpack(member)
+            return self._key(workflow_name, run_id)
+
+        return await self._export_from(every, cursor, limit, key_of, _run)
+
+    async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
+        # docstring inherited
+        return await self._fetch_keys([self._key(name, run) for name, run in keys], _run)
+
+    async def _import(self, table: str, records: list[Record]) -> None:
+        # docstring inherited
+        for run in records:
+            assert isinstance(run, WorkflowRun)
+            await self._persist(run, keep_created_at=False)
+
+    async def _count(self, table: str) -> int:
+        # docstring inherited
+        return await transfer.count_index(self, LISTINGS[(False, False, False)])

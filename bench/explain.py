@@ -1,0 +1,164 @@
+"""``python -m bench.explain``: the query plans of the library's newest-N read and include window.
+
+    uv run python -m bench.explain                      # sqlite, postgres, mariadb
+    uv run python -m bench.explain --backend postgres
+
+For each relational backend it fills a throwaway store (a 10,000-message thread and 200
+threads of 50 messages), refreshes the planner's statistics, runs the library's
+``list_messages`` (newest 20, with a 2-before/2-after include window) once, then takes the
+exact statements the library compiled for it from the store's statement cache and has the
+engine explain them with the same bound values: ``EXPLAIN QUERY PLAN`` on SQLite,
+``EXPLAIN (ANALYZE, BUFFERS)`` on PostgreSQL, ``ANALYZE`` on MariaDB (both run the statement
+and report the rows actually read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from bench import workloads as w
+from bench.backends import BACKENDS, scratch_dir
+from bench.targets.library import LibraryTarget
+from composite_store import OrderBy
+from composite_store.sql.database import SqlDatabase
+from composite_store.sql.prepared import Prepared
+
+#: The statements one ``list_messages`` with an include issues (statement cache keys).
+STATEMENTS: dict[str, tuple[Hashable, Callable[[str, Any], dict[str, Any]]]] = {
+    "newest 20 (page)": (
+        ("memory", ("list_messages", 1, False, (), True, True)),
+        lambda tid, at: {"v0": tid, "offset": 0, "limit": 21},
+    ),
+    "include: the target message": (
+        ("memory", ("select_by", "messages", ("id",), False)),
+        lambda tid, at: {"id": f"{tid}-m05000"},
+    ),
+    "include: 2 before": (
+        ("memory", ("neighbours", "<")),
+        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
+    ),
+    "include: 2 after": (
+        ("memory", ("neighbours", ">")),
+        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
+    ),
+}
+ANALYZE = {
+    "sqlite": ["ANALYZE"],
+    "postgresql": ["ANALYZE {messages}", "ANALYZE {threads}"],
+    "mysql": ["ANALYZE TABLE {messages}", "ANALYZE TABLE {threads}"],
+}
+
+
+def explain_sql(dialect: str, sql: str) -> str:
+    if dialect == "sqlite":
+        return "EXPLAIN QUERY PLAN " + sql
+    if dialect == "postgresql":
+        return "EXPLAIN (ANALYZE, BUFFERS) " + sql
+    return "ANALYZE " + sql  # MariaDB: runs it and reports rows read (r_rows)
+
+
+async def fill(t: LibraryTarget) -> None:
+    await t.reset()
+    await t.save_thread("long", "bench-user", w.EPOCH)
+    for start in range(0, 10_000, 100):
+        await t.save_messages(w.thread_messages("long", 100, start=start))
+    for n in range(200):
+        tid = f"t{n:04d}"
+        await t.save_thread(tid, "bench-user", w.EPOCH)
+        for start in range(0, 50, 10):
+            await t.save_messages(w.thread_messages(tid, 10, start=start))
+
+
+async def plans(name: str) -> str:
+    backend = BACKENDS[name]
+    scratch = scratch_dir()
+    out: list[str] = []
+    try:
+        contenders = await backend.make(scratch)
+        library = contenders.library
+        assert isinstance(library, LibraryTarget)
+        try:
+            await library.open()
+            await fill(library)
+            memory = library.store.memory
+            db: SqlDatabase = memory.db  # type: ignore[attr-defined]
+            dialect = db.dialect.name
+            tables = {
+                "messages": db.engine.dialect.identifier_preparer.format_table(db.tables["messages"]),
+                "threads": db.engine.dialect.identifier_preparer.format_table(db.tables["threads"]),
+            }
+
+            def analyze(conn: Connection) -> None:
+                for stmt in ANALYZE.get(dialect, []):
+                    result = conn.exec_driver_sql(stmt.format(**tables))
+                    if result.returns_rows:  # MariaDB's ANALYZE TABLE reports a status row
+                        result.fetchall()
+
+            await db.run(analyze, write=True)
+            page = await memory.list_messages(
+                thread_id="long", per_page=20, include_total=False,
+                order_by=OrderBy(field="createdAt", direction="DESC"),
+                include=[{"id": "long-m05000", "with_previous_messages": 2,
+                          "with_next_messages": 2}],
+            )
+            target = next(m for m in page.items if m.id == "long-m05000")
+            out.append(f"## {name} ({db.engine.dialect.server_version_info or ''})")
+            for title, (key, values) in STATEMENTS.items():
+
+                def missing() -> Any:
+                    raise LookupError(f"the library did not compile {key!r}")
+
+                # The statement exactly as the library compiled and ran it.
+                prepared: Prepared = db.statements.get(key, missing)
+                # Prepared._bound: the driver parameters the library itself would send.
+                bound = prepared._bound(values("long", target.created_at))
+
+                def explain(conn: Connection, sql: str = prepared.sql, args: Any = bound) -> Any:
+                    return conn.exec_driver_sql(explain_sql(dialect, sql), args).fetchall()
+
+                rows = await db.run(explain)
+                out.append(f"\n### {title}\n\n```sql\n{prepared.sql.strip()}\n```\n\n```")
+                out.extend(_format(dialect, rows))
+                out.append("```")
+        finally:
+            await library.close()
+            if contenders.cleanup is not None:
+                await contenders.cleanup()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return "\n".join(out)
+
+
+def _format(dialect: str, rows: list[Any]) -> list[str]:
+    if dialect == "sqlite":
+        return [str(row[3]) for row in rows]
+    if dialect == "postgresql":
+        return [str(row[0]) for row in rows]
+    header = "id select_type table type possible_keys key key_len ref rows r_rows filtered " \
+             "r_filtered Extra"
+    return [header, *(" | ".join("" if v is None else str(v) for v in row) for row in rows)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.explain", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", action="append", choices=["sqlite", "postgres", "mariadb"])
+    args = parser.parse_args(argv)
+    for name in args.backend or ["sqlite", "postgres", "mariadb"]:
+        try:
+            print(asyncio.run(plans(name)))
+        except (ConnectionError, OSError, ImportError) as exc:
+            print(f"## {name}: skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

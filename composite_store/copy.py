@@ -1,0 +1,263 @@
+"""Copy domains from one store to another, record for record: ``copy_domains``.
+
+The source is read through ``Domain.export_records`` (every record of every table, history
+rows included) and the destination written through ``Domain.import_records`` (upserts that
+keep ids, timestamps and SCD-2 versions exactly), one batch at a time. Nothing is deleted and
+the source is never written.
+
+Reruns are idempotent and resume an interrupted copy. A source record is *unchanged* when the
+destination holds a record with the same key whose stored form equals it: every documented
+column, compared as values (JSON by value, timestamps at millisecond precision). Unchanged
+records are not written, so a second run writes nothing and changes nothing. Mastra's
+``evals`` table has no key: there a source record counts as present when the destination holds
+an equal record not already matched by another (a multiset comparison).
+
+Every table ends with a count check: the source's count and the destination's, reported side
+by side (they differ when the destination held other records before).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from composite_store.domains.base import Domain
+from composite_store.errors import CompositeStoreError, ValidationError
+from composite_store.migrations import IndexRecords, outstanding, pending, recorded_version
+from composite_store.records.base import Record
+from composite_store.records.tables import key_of
+from composite_store.schema import DOMAINS, tables_for
+from composite_store.schema import table as spec_of
+from composite_store.store import Store
+
+__all__ = ["CopyReport", "Progress", "TableCopy", "copy_domains", "shared_domains"]
+
+#: Records per export page and per import batch.
+DEFAULT_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the copy of one table stands: ``read`` of ``total`` source records read so far,
+    ``written`` of them new or changed at the destination."""
+
+    domain: str
+    table: str
+    read: int
+    total: int
+    written: int
+    done: bool = False
+
+
+@dataclass
+class TableCopy:
+    """The outcome of copying one table."""
+
+    domain: str
+    table: str
+    #: Source records at the start (``count_records``) and read during the copy.
+    source_count: int
+    read: int = 0
+    written: int = 0
+    unchanged: int = 0
+    #: Destination records after the copy.
+    destination_count: int = 0
+    seconds: float = 0.0
+
+    @property
+    def counts_match(self) -> bool:
+        """The final count check: as many records at the destination as at the source."""
+        return self.source_count == self.destination_count
+
+
+@dataclass
+class CopyReport:
+    """The outcome of ``copy_domains``: one entry per table, in copy order."""
+
+    tables: list[TableCopy] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Every table passed the count check."""
+        return all(t.counts_match for t in self.tables)
+
+    @property
+    def written(self) -> int:
+        return sum(t.written for t in self.tables)
+
+
+def shared_domains(src: Store, dst: Store) -> list[str]:
+    """The domains both stores offer, in the documented order."""
+    return [d for d in DOMAINS if src.get(d) is not None and dst.get(d) is not None]
+
+
+async def copy_domains(
+    src: Store,
+    dst: Store,
+    *,
+    domains: Sequence[str] | None = None,
+    batch: int = DEFAULT_BATCH,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> CopyReport:
+    """Copy every record of ``domains`` (default: every domain both stores offer) from ``src``
+    to ``dst`` and return what happened, table by table.
+
+    ``dst``'s domains are initialized (tables created, versions recorded); ``src``'s are only
+    attached: the source is never written, not even a missing table. A source domain whose
+    listing indexes are not built yet (a Redis store an older release wrote) is refused with
+    its fix, ``composite-store migrate``. ``on_progress`` is called after every batch and once
+    per finished table. Raises ``ValidationError`` for a domain one of the stores does not
+    offer.
+    """
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValidationError(f"batch must be an integer >= 1, got {batch!r}")
+    chosen = _chosen(src, dst, domains)
+    started = time.monotonic()
+    report = CopyReport()
+    pairs: list[tuple[Domain, Domain]] = []
+    for name in chosen:
+        source, target = src.get(name), dst.get(name)
+        assert source is not None and target is not None
+        await source.attach()
+        await _check_source(source)
+        await target.init()
+        pairs.append((source, target))
+    for source, target in pairs:
+        for spec in tables_for(source.domain):
+            report.tables.append(
+                await _copy_table(source, target, spec.base_name, batch, on_progress)
+            )
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _chosen(src: Store, dst: Store, domains: Sequence[str] | None) -> list[str]:
+    if domains is None:
+        return shared_domains(src, dst)
+    if isinstance(domains, str):
+        raise ValidationError("domains must be a list of domain names, not a string")
+    chosen = list(dict.fromkeys(domains))
+    for name in chosen:
+        if name not in DOMAINS:
+            raise ValidationError(f"unknown domain {name!r}; known: {', '.join(DOMAINS)}")
+        for side, store in (("source", src), ("destination", dst)):
+            if store.get(name) is None:
+                raise ValidationError(
+                    f"the {side} ({store.backend}) does not offer the {name} domain; domains "
+                    f"both stores offer: {', '.join(shared_domains(src, dst)) or 'none'}"
+                )
+    return chosen
+
+
+async def _check_source(source: Domain) -> None:
+    """Refuse a source whose listings would miss records (indexes not yet built)."""
+    version = await recorded_version(source)
+    if version is None:
+        return
+    listing = [
+        m for m in pending(source.domain, version)
+        if any(isinstance(step, IndexRecords) for step in m.steps)
+    ]
+    if listing and await outstanding(source, listing):
+        raise CompositeStoreError(
+            f"cannot copy the {source.domain} domain from {source.describe()}: it is at schema "
+            f"version {version} and cannot list every record until it is migrated; run "
+            "`composite-store migrate SRC_URL` on the source first"
+        )
+
+
+async def _copy_table(
+    source: Domain,
+    target: Domain,
+    table: str,
+    batch: int,
+    on_progress: Callable[[Progress], None] | None,
+) -> TableCopy:
+    started = time.monotonic()
+    result = TableCopy(source.domain, table, await source.count_records(table=table))
+    keyless = not spec_of(table).key_columns
+    # Keyless table: the destination's records, as a multiset, matched against the source's.
+    present = await _multiset(target, table, batch) if keyless else None
+    cursor: str | None = None
+    while True:
+        page = await source.export_records(table=table, cursor=cursor, limit=batch)
+        if present is not None:
+            changed = _unmatched(table, page.records, present)
+        else:
+            changed = await _changed(target, table, page.records)
+        if changed:
+            await target.import_records(table=table, records=changed)
+        result.read += len(page.records)
+        result.written += len(changed)
+        result.unchanged += len(page.records) - len(changed)
+        cursor = page.cursor
+        if cursor is None:
+            break
+        if on_progress is not None:
+            on_progress(_progress(result))
+    result.destination_count = await target.count_records(table=table)
+    result.seconds = time.monotonic() - started
+    if on_progress is not None:
+        on_progress(_progress(result, done=True))
+    return result
+
+
+def _progress(result: TableCopy, *, done: bool = False) -> Progress:
+    return Progress(
+        result.domain,
+        result.table,
+        result.read,
+        max(result.source_count, result.read),
+        result.written,
+        done,
+    )
+
+
+def _same(a: Record, b: Record) -> bool:
+    """Whether two records of one table hold the same stored values."""
+    return a.stored() == b.stored()
+
+
+async def _changed(target: Domain, table: str, records: list[Record]) -> list[Record]:
+    """The records the destination lacks or holds with other values."""
+    if not records:
+        return []
+    keys = [key_of(table, r) for r in records]
+    existing = {key_of(table, r): r for r in await target.fetch_records(table=table, keys=keys)}
+    return [
+        r for r, k in zip(records, keys, strict=True)
+        if k not in existing or not _same(existing[k], r)
+    ]
+
+
+def _fingerprint(record: Record) -> str:
+    return json.dumps(record.stored(), sort_keys=True, default=str)
+
+
+async def _multiset(target: Domain, table: str, batch: int) -> collections.Counter[str]:
+    present: collections.Counter[str] = collections.Counter()
+    cursor: str | None = None
+    while True:
+        page = await target.export_records(table=table, cursor=cursor, limit=batch)
+        present.update(_fingerprint(r) for r in page.records)
+        cursor = page.cursor
+        if cursor is None:
+            return present
+
+
+def _unmatched(
+    table: str, records: list[Record], present: collections.Counter[str]
+) -> list[Record]:
+    """Source records without an equal destination record left to match them."""
+    missing: list[Record] = []
+    for record in records:
+        fingerprint = _fingerprint(record)
+        if present[fingerprint] > 0:
+            present[fingerprint] -= 1
+        else:
+            missing.append(record)
+    return missing

@@ -1,0 +1,165 @@
+"""``composite-store migrate URL``: bring each domain's schema to this release's version.
+
+The plan comes from the registry (``composite_store.migrations``) rendered by each domain's
+backend; ``--dry-run`` prints it, statement by statement, without running anything. Each
+statement runs in its own transaction, except those that cannot (PostgreSQL ``CREATE INDEX
+CONCURRENTLY``), which run on a connection of their own; a domain's version is recorded after
+each migration, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from composite_store.cli import Subparsers
+from composite_store.domains.base import Domain
+from composite_store.errors import redact
+from composite_store.migrations import (
+    Migration,
+    Statement,
+    current_version,
+    pending,
+    recorded_version,
+    unchecked,
+)
+from composite_store.schema import DOMAINS
+from composite_store.store import Store
+from composite_store.target import open_target
+
+__all__ = ["DomainPlan", "add_parser", "apply_plan", "plan_migrations", "run"]
+
+
+@dataclass
+class DomainPlan:
+    """What migrating one domain takes: its version now (None: the backend keeps none), the
+    current version, and each pending migration with the statements it needs here."""
+
+    domain: str
+    where: str
+    recorded: int | None
+    current: int
+    steps: list[tuple[Migration, list[Statement]]] = field(default_factory=list)
+
+    @property
+    def statements(self) -> int:
+        return sum(len(statements) for _, statements in self.steps)
+
+    @property
+    def due(self) -> bool:
+        """Whether anything is left: a statement to run or a version to record."""
+        return self.recorded is not None and self.recorded < self.current
+
+
+async def plan_migrations(store: Store, domains: Sequence[str] | None = None) -> list[DomainPlan]:
+    """The plan of every domain of ``store`` (initialized) or of ``domains``; reads only."""
+    plans = []
+    for name, dom in store.domains.items():
+        if domains and name not in domains:
+            continue
+        recorded = await recorded_version(dom)
+        plan = DomainPlan(name, redact(dom.describe()), recorded, current_version(name))
+        if recorded is not None:
+            for migration in pending(name, recorded):
+                statements: list[Statement] = []
+                for step in migration.steps:
+                    statements.extend(await dom._migration_plan(step))
+                plan.steps.append((migration, statements))
+        plans.append(plan)
+    return plans
+
+
+async def apply_plan(
+    store: Store,
+    plans: Sequence[DomainPlan],
+    *,
+    on_statement: Callable[[str, Statement], None] | None = None,
+) -> None:
+    """Run ``plans``: each migration's statements in order, then record its version."""
+    for plan in plans:
+        if not plan.due:
+            continue
+        dom: Domain | None = store.get(plan.domain)
+        assert dom is not None
+        for migration, statements in plan.steps:
+            for statement in statements:
+                if on_statement is not None:
+                    on_statement(plan.domain, statement)
+                await statement.run()
+            await dom._write_schema_version(migration.version)
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register ``composite-store migrate``."""
+    parser = subparsers.add_parser(
+        "migrate",
+        help="bring each domain's schema to this release's version",
+        description=(
+            "Apply the pending schema migrations of every domain of a store (URL) or of a "
+            "routing config file, creating missing tables first. Statements that cannot run "
+            "in a transaction (PostgreSQL CREATE INDEX CONCURRENTLY) run outside one. Each "
+            "domain's version is recorded after each migration, so a rerun resumes."
+        ),
+    )
+    parser.add_argument("target", metavar="URL", help="a store URL or a composite-store.toml")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the statements without running them"
+    )
+    parser.add_argument(
+        "--domain",
+        action="append",
+        choices=DOMAINS,
+        metavar="DOMAIN",
+        help=f"migrate only this domain (repeatable); one of: {', '.join(DOMAINS)}",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, print, and (unless ``--dry-run``) apply; return 0."""
+    store = open_target(args.target)
+    # Migrate opens databases whatever version they are at: init() must not refuse them.
+    with unchecked():
+        return asyncio.run(_main(store, args.domain, args.dry_run))
+
+
+async def _main(store: Store, domains: Sequence[str] | None, dry_run: bool) -> int:
+    try:
+        await store.init()
+        plans = await plan_migrations(store, domains)
+        width = max((len(p.domain) for p in plans), default=0)
+        for plan in plans:
+            print(_headline(plan, width))
+            for migration, statements in plan.steps:
+                print(f"  version {migration.version}: {migration.description}")
+                for statement in statements:
+                    where = "" if statement.transactional else "   -- outside a transaction"
+                    print(f"    {statement.text};{where}")
+                if not statements:
+                    print("    (no statement on this backend: the version is recorded)")
+        if dry_run:
+            due = [p for p in plans if p.due]
+            print(
+                f"dry run: {sum(p.statements for p in due)} statement(s) in {len(due)} "
+                "domain(s) would run; nothing was changed"
+            )
+            return 0
+        ran: list[str] = []
+        await apply_plan(store, plans, on_statement=lambda d, s: ran.append(d))
+        after = await plan_migrations(store, domains)
+        versions = ", ".join(f"{p.domain}={p.recorded}" for p in after if p.recorded is not None)
+        print(f"applied {len(ran)} statement(s); versions now: {versions or 'not recorded'}")
+        return 0
+    finally:
+        await store.close()
+
+
+def _headline(plan: DomainPlan, width: int) -> str:
+    name = plan.domain.ljust(width)
+    if plan.recorded is None:
+        return f"{name}  {plan.where}: keeps no schema version (nothing to migrate)"
+    if not plan.due:
+        return f"{name}  {plan.where}: version {plan.recorded}, current"
+    return f"{name}  {plan.where}: version {plan.recorded} -> {plan.current}"

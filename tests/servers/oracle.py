@@ -1,0 +1,55 @@
+"""An Oracle server for the tests: ``COMPOSITE_STORE_TEST_ORACLE_URL``, else the ``oracle``
+service of docker/docker-compose.yml where a Docker engine answers. No machine of this
+project runs an Oracle server, and none can be started here: without one the Oracle tests are
+skipped (``tests/test_oracle_compile.py`` checks the adapter's statements instead)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+
+import pytest
+from backends import ran, unreachable
+from composite_store_oracle.provision import create_namespace, drop_namespace, store_url
+
+from composite_store.errors import redact
+from servers import Found, reachable
+from servers.docker import docker_found
+
+__all__ = ["BACKEND", "find", "session_url"]
+
+BACKEND = "oracle"
+ENV = "COMPOSITE_STORE_TEST_ORACLE_URL"
+DOCKER = "oracle://composite:composite@{host}:{port}/?service_name=FREEPDB1"
+
+
+async def _probe(url: str) -> None:
+    """Works only where the tests can work: connect, and check the schema (its namespace is a
+    table prefix, so there is nothing to create; see composite_store_oracle.provision)."""
+    await drop_namespace(url, await create_namespace(url))
+
+
+@functools.cache
+def find() -> Found | str:
+    """The server to test against, or why there is none (looked up once per process)."""
+    env = os.environ.get(ENV)
+    if env:
+        failure = reachable(lambda: _probe(env))
+        return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
+    docker = docker_found("oracle", DOCKER, _probe)
+    if docker is not None:
+        return docker
+    return f"no Oracle server here; set {ENV}"
+
+
+def session_url(request: pytest.FixtureRequest) -> str:
+    """A store URL with a fresh table prefix, its tables dropped when the session ends. Skips
+    or fails when unreachable."""
+    found = find()
+    if isinstance(found, str):
+        unreachable(BACKEND, found)
+    name = asyncio.run(create_namespace(found.url))
+    request.addfinalizer(lambda: asyncio.run(drop_namespace(found.url, name)))
+    ran(BACKEND, found.how)
+    return store_url(found.url, name)
