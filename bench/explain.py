@@ -90,10 +90,8 @@ async def plans(name: str) -> str:
             memory = library.store.memory
             db: SqlDatabase = memory.db  # type: ignore[attr-defined]
             dialect = db.dialect.name
-            tables = {
-                "messages": db.engine.dialect.identifier_preparer.format_table(db.tables["messages"]),
-                "threads": db.engine.dialect.identifier_preparer.format_table(db.tables["threads"]),
-            }
+            quote = db.engine.dialect.identifier_preparer
+            tables = {name: quote.format_table(db.tables[name]) for name in ("messages", "threads")}
 
             def analyze(conn: Connection) -> None:
                 for stmt in ANALYZE.get(dialect, []):
@@ -112,7 +110,7 @@ async def plans(name: str) -> str:
             out.append(f"## {name} ({db.engine.dialect.server_version_info or ''})")
             for title, (key, values) in STATEMENTS.items():
 
-                def missing() -> Any:
+                def missing(key: Hashable = key) -> Any:
                     raise LookupError(f"the library did not compile {key!r}")
 
                 # The statement exactly as the library compiled and ran it.

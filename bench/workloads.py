@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from bench.targets.base import Msg, SpanRow, Target
@@ -77,11 +78,11 @@ async def w1_write(t: Target, s: Sizes) -> list[float]:
     lat: list[float] = []
     for n in range(s.threads):
         tid = f"t{n:04d}"
-        await timed(lambda: t.save_thread(tid, "bench-user", EPOCH), lat)
+        await timed(partial(t.save_thread, tid, "bench-user", EPOCH), lat)
         msgs = thread_messages(tid, s.messages_per_thread)
         for i in range(0, len(msgs), s.batch):
             batch = msgs[i : i + s.batch]
-            await timed(lambda: t.save_messages(batch), lat)
+            await timed(partial(t.save_messages, batch), lat)
     return lat
 
 
@@ -90,7 +91,7 @@ async def w2_newest(t: Target, s: Sizes, rng: random.Random) -> list[float]:
     lat: list[float] = []
     for _ in range(s.reads):
         tid = f"t{rng.randrange(s.threads):04d}"
-        ids = await timed(lambda: t.newest(tid, 20), lat)
+        ids = await timed(partial(t.newest, tid, 20), lat)
         assert len(ids) == min(20, s.messages_per_thread), ids
     return lat
 
@@ -101,7 +102,7 @@ async def w2i_window(t: Target, s: Sizes, rng: random.Random) -> list[float]:
     for _ in range(s.reads):
         tid = f"t{rng.randrange(s.threads):04d}"
         mid = f"{tid}-m{rng.randrange(s.messages_per_thread):05d}"
-        ids = await timed(lambda: t.newest_with_window(tid, 20, mid, 2, 2), lat)
+        ids = await timed(partial(t.newest_with_window, tid, 20, mid, 2, 2), lat)
         assert mid in ids
     return lat
 
@@ -114,7 +115,7 @@ async def w2c_concurrent(t: Target, s: Sizes, rng: random.Random) -> list[float]
 
     async def worker() -> None:
         for tid in queue:
-            await timed(lambda tid=tid: t.newest(tid, 20), lat)
+            await timed(partial(t.newest, tid, 20), lat)
 
     await asyncio.gather(*(worker() for _ in range(s.concurrency)))
     return lat
@@ -128,7 +129,7 @@ async def w3_pages(t: Target, s: Sizes) -> list[float]:
     pages = s.page_threads // s.page_size
     for _ in range(s.page_passes):
         for page in range(pages):
-            ids = await timed(lambda page=page: t.thread_page("pager", page, s.page_size), lat)
+            ids = await timed(partial(t.thread_page, "pager", page, s.page_size), lat)
             assert len(ids) == s.page_size
     return lat
 
@@ -140,8 +141,8 @@ async def w4_working_memory(t: Target, s: Sizes) -> tuple[list[float], list[floa
     for i in range(s.wm_ops):
         rid = f"r{i % 100:03d}"
         text = f"# Profile {i}\n" + ("- fact: value\n" * 70)[:1000]
-        await timed(lambda: t.update_working_memory(rid, text), writes)
-        got = await timed(lambda: t.get_working_memory(rid), reads)
+        await timed(partial(t.update_working_memory, rid, text), writes)
+        got = await timed(partial(t.get_working_memory, rid), reads)
         assert got == text
     return writes, reads
 
@@ -164,9 +165,9 @@ async def w5_snapshots(t: Target, s: Sizes) -> tuple[list[float], list[float]]:
     loads: list[float] = []
     for i in range(s.snapshots):
         snap = snapshot(i)
-        await timed(lambda: t.save_snapshot("bench-wf", f"run{i}", snap), saves)
+        await timed(partial(t.save_snapshot, "bench-wf", f"run{i}", snap), saves)
     for i in range(s.snapshots):
-        got = await timed(lambda: t.load_snapshot("bench-wf", f"run{i}"), loads)
+        got = await timed(partial(t.load_snapshot, "bench-wf", f"run{i}"), loads)
         assert got is not None
     return saves, loads
 
@@ -196,14 +197,16 @@ async def w6_traces(t: Target, s: Sizes) -> tuple[list[float], list[float]]:
     reads: list[float] = []
     for n in range(s.traces):
         spans = trace_spans(n, s.spans_per_trace)
-        await timed(lambda: t.save_spans(spans), writes)
+        await timed(partial(t.save_spans, spans), writes)
     for n in range(s.traces):
-        count = await timed(lambda n=n: t.read_trace(f"trace{n:04d}"), reads)
+        count = await timed(partial(t.read_trace, f"trace{n:04d}"), reads)
         assert count == s.spans_per_trace
     return writes, reads
 
 
-async def w2l_long_thread(t: Target, s: Sizes, rng: random.Random) -> tuple[list[float], list[float]]:
+async def w2l_long_thread(
+    t: Target, s: Sizes, rng: random.Random
+) -> tuple[list[float], list[float]]:
     """W2L: newest 20 of a ``long_thread``-message thread vs of 50-message threads."""
     await t.save_thread("long", "bench-user", EPOCH)
     for i in range(0, s.long_thread, 500):
@@ -216,7 +219,7 @@ async def w2l_long_thread(t: Target, s: Sizes, rng: random.Random) -> tuple[list
     long_lat: list[float] = []
     short_lat: list[float] = []
     for _ in range(s.long_reads):
-        await timed(lambda: t.newest("long", 20), long_lat)
+        await timed(partial(t.newest, "long", 20), long_lat)
         tid = rng.choice(small)
-        await timed(lambda: t.newest(tid, 20), short_lat)
+        await timed(partial(t.newest, tid, 20), short_lat)
     return long_lat, short_lat

@@ -728,6 +728,16 @@ def test_store_url_points_at_a_prefix() -> None:
         store_url("oracle://u@h/", "bad prefix")
 
 
+def test_drift_fixes_use_oracles_modify() -> None:
+    dialect = OracleDialect()
+    assert dialect.alter_column("agents.t", '"title"', "CLOB", True, retype=False) == (
+        'ALTER TABLE agents.t MODIFY ("title" NULL)'
+    )
+    assert dialect.alter_column(
+        "agents.t", '"resourceId"', "VARCHAR2(255 CHAR)", False, retype=True
+    ) == 'ALTER TABLE agents.t MODIFY ("resourceId" VARCHAR2(255 CHAR) NOT NULL)'
+
+
 # -- introspection -----------------------------------------------------------------------------
 
 

@@ -44,10 +44,10 @@ class Target(ABC):
     #: Which optional workloads this target can run (W6 needs observability).
     supports_spans: bool = True
 
-    async def open(self) -> None:
+    async def open(self) -> None:  # noqa: B027 - an optional hook
         """Connect and create the schema (outside the timed region)."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - an optional hook
         """Release connections."""
 
     @abstractmethod

@@ -45,7 +45,7 @@ class LibraryTarget(Target):
                     id=m.id,
                     thread_id=m.thread_id,
                     resource_id=m.resource_id,
-                    role=m.role,  # type: ignore[arg-type]
+                    role=m.role,
                     content=MessageContent.model_validate(m.content),
                     created_at=m.created_at,
                 )

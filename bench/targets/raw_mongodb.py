@@ -144,8 +144,8 @@ class RawMongoTarget(Target):
             at, tid = target["createdAt"], target["thread_id"]
 
             async def side(op: str, direction: int, limit: int) -> list[Doc]:
-                query = {"thread_id": tid,
-                         "$or": [{"createdAt": {op: at}}, {"createdAt": at, "id": {op: message_id}}]}
+                beyond = [{"createdAt": {op: at}}, {"createdAt": at, "id": {op: message_id}}]
+                query = {"thread_id": tid, "$or": beyond}
                 cursor = self.messages.find(query, NO_ID).sort(
                     [("createdAt", direction), ("id", direction)]
                 ).limit(limit)

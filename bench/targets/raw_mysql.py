@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import asyncmy  # type: ignore[import-untyped]  # no type information shipped
+import asyncmy
 
 from bench.targets.raw_sql import Op, Pool, RawSqlTarget, T
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -181,6 +181,10 @@ class RawRedisTarget(Target):
         for start in range(0, len(keys), 500):
             await self.redis.unlink(*keys[start : start + 500])
 
+    async def _hash(self, key: str) -> dict[str, str]:
+        # decode_responses=True: replies are str, which redis-py's annotations do not track.
+        return cast(dict[str, str], await self.redis.hgetall(key))
+
     async def _apply(self, w: _Write) -> bool:
         return int(await self._guarded(keys=list(w.keys), args=w.argv())) == 0
 
@@ -220,7 +224,7 @@ class RawRedisTarget(Target):
         key, at = self._thread(thread_id), ms(created_at)
         stamp = iso(created_at)
         while True:
-            old = await self.redis.hgetall(key)
+            old = await self._hash(key)
             w = _Write()
             w.expect_field(key, "resourceId", old.get("resourceId"))
             w.put(key, {"id": thread_id, "resourceId": resource_id, "title": "bench",
@@ -310,7 +314,7 @@ class RawRedisTarget(Target):
         self, thread_id: str, n: int, message_id: str, before: int, after: int
     ) -> list[str]:
         merged = {m["id"]: m for m in (await self._newest(thread_id, n))[:n]}
-        owner = await self.redis.get(self._pointer(message_id))
+        owner = cast(str | None, await self.redis.get(self._pointer(message_id)))
         if owner is not None:
             found = await self._window(
                 keys=[self._by_thread(owner)],
@@ -343,7 +347,7 @@ class RawRedisTarget(Target):
     async def update_working_memory(self, resource_id: str, text: str) -> None:
         key = f"{self.p}resources:{{{resource_id}}}"
         while True:
-            raw = await self.redis.hgetall(key)
+            raw = await self._hash(key)
             stamp = iso(datetime.now(UTC))
             if raw:
                 datetime.fromisoformat(raw["createdAt"])  # the adapter decodes the record
@@ -360,7 +364,7 @@ class RawRedisTarget(Target):
                 return
 
     async def get_working_memory(self, resource_id: str) -> str | None:
-        raw = await self.redis.hgetall(f"{self.p}resources:{{{resource_id}}}")
+        raw = await self._hash(f"{self.p}resources:{{{resource_id}}}")
         if not raw:
             return None
         datetime.fromisoformat(raw["createdAt"])
@@ -413,7 +417,7 @@ class RawRedisTarget(Target):
                 return
 
     async def load_snapshot(self, name: str, run_id: str) -> dict[str, Any] | None:
-        raw = await self.redis.hgetall(self._run(name, run_id))
+        raw = await self._hash(self._run(name, run_id))
         if not raw:
             return None
         datetime.fromisoformat(raw["createdAt"])

@@ -283,15 +283,17 @@ class RawSqlTarget(Target):
                 await tx.run(sql, [v for row in part for v in row])
             touched = sorted(set(targets) | previous)
             for chunk in _chunks(touched):
-                sql = self.statement(
-                    ("touch", len(chunk)),
-                    lambda n=len(chunk): f"UPDATE {self.t(THREADS)} SET "
-                    + ", ".join(f"{self.q(c)} = {self.marker}" for c in set_cols)
-                    + f" WHERE {self.q('id')} IN ({self.marks(n)})",
-                )
-                await tx.run(sql, [*set_args, *chunk])
+                await tx.run(self._touch_sql(set_cols, len(chunk)), [*set_args, *chunk])
 
         await self._transaction(save, write=True)
+
+    def _touch_sql(self, set_cols: list[str], n: int) -> str:
+        return self.statement(
+            ("touch", n),
+            lambda: f"UPDATE {self.t(THREADS)} SET "
+            + ", ".join(f"{self.q(c)} = {self.marker}" for c in set_cols)
+            + f" WHERE {self.q('id')} IN ({self.marks(n)})",
+        )
 
     def _page_sql(self) -> str:
         return self.statement(

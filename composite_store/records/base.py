@@ -132,6 +132,24 @@ def trusted(model: type[R], values: dict[str, Any], extra: dict[str, Any] | None
     return obj
 
 
+@cache
+def _field_sources(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(attribute, stored name) pairs of a record model."""
+    return tuple(
+        (name, info.serialization_alias or name) for name, info in model.model_fields.items()
+    )
+
+
+def from_row(model: type[R], row: Mapping[Any, Any], **overrides: Any) -> R:
+    """Build a record from a stored row (documented names) without re-validating it.
+
+    For rows read back from a store, which every backend wrote through validated records.
+    """
+    values = {attr: row[src] for attr, src in _field_sources(model) if src in row}
+    values.update(overrides)
+    return trusted(model, values)
+
+
 def validation_error(exc: pydantic.ValidationError, what: str) -> ValidationError:
     """Turn a pydantic error into ours, naming ``what`` was being validated."""
     return ValidationError(f"invalid {what}: {_describe(exc)}")

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
-from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
-from composite_store.records.base import Record, trusted
+from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
@@ -27,28 +25,11 @@ if TYPE_CHECKING:
     from composite_store.drift import Difference
     from composite_store.migrations import Statement, Step
 
-__all__ = ["SqlDomain", "from_row"]
-
-M = TypeVar("M", bound=BaseModel)
+__all__ = ["SqlDomain"]
 
 #: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
 #: widest table and the number of compiled batch shapes stays small.
 UPSERT_CHUNK = 100
-
-
-@cache
-def _field_sources(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """(attribute, stored name) pairs of a record model."""
-    return tuple(
-        (name, info.serialization_alias or name) for name, info in model.model_fields.items()
-    )
-
-
-def from_row(model: type[M], row: Mapping[Any, Any], **overrides: Any) -> M:
-    """Build a record from a trusted stored row without re-validating it."""
-    values = {attr: row[src] for attr, src in _field_sources(model) if src in row}
-    values.update(overrides)
-    return trusted(model, values)
 
 
 class SqlDomain(Domain):

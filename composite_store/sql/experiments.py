@@ -15,9 +15,10 @@ from composite_store.domains.experiments import (
     ResultQuery,
     ResultUpdate,
 )
+from composite_store.records.base import from_row
 from composite_store.records.experiments import Experiment, ExperimentResult
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.domain import SqlDomain
 
 __all__ = ["SqlExperiments"]
 

@@ -18,9 +18,10 @@ from sqlalchemy.sql.expression import Executable
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.merge import shallow_merge
+from composite_store.records.base import from_row
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import Prepared, in_list, numbered, params
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange

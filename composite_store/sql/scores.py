@@ -8,9 +8,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from composite_store.domains.scores import EvalQuery, ScoreQuery, ScoresDomain
+from composite_store.records.base import from_row
 from composite_store.records.scores import EvalRecord, Score
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.domain import SqlDomain
 
 __all__ = ["SqlScores"]
 

@@ -14,12 +14,13 @@ from composite_store.domains.workflow_definitions import (
     VersionQuery,
     WorkflowDefinitionsDomain,
 )
+from composite_store.records.base import from_row
 from composite_store.records.workflow_definitions import (
     WorkflowDefinition,
     WorkflowDefinitionVersion,
 )
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain, from_row
+from composite_store.sql.domain import SqlDomain
 
 __all__ = ["SqlWorkflowDefinitions"]
 

@@ -1,10 +1,7 @@
 """The conformance suite on the in-memory store (the reference semantics)."""
 
 import pytest
-
 from backends import ran
-from composite_store import open_store
-from composite_store.store import Store
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -17,6 +14,9 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
+
+from composite_store import open_store
+from composite_store.store import Store
 
 
 @pytest.fixture(scope="session")

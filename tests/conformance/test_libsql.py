@@ -4,10 +4,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-
 from backends import ran, unreachable
-from composite_store import open_store
-from composite_store.store import Store
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -20,6 +17,9 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
+
+from composite_store import open_store
+from composite_store.store import Store
 
 BASE_URL = "libsql:///conformance.db"
 

@@ -3,10 +3,7 @@
 from pathlib import Path
 
 import pytest
-
 from backends import ran
-from composite_store import open_store
-from composite_store.store import Store
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -19,6 +16,9 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
+
+from composite_store import open_store
+from composite_store.store import Store
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from composite_store.records.base import Record
+from composite_store.records.base import Record, from_row
 from composite_store.schema import TableSpec
-from composite_store.sql.domain import from_row
 
 __all__ = ["NO_ID", "document", "from_document", "literal", "literals"]
 

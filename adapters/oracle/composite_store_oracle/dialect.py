@@ -257,6 +257,15 @@ class OracleDialect(SqlDialect):
         # docstring inherited
         return _check_identifier(f"{table}_{'_'.join(c.lower() for c in columns)}_key")
 
+    def alter_column(
+        self, table: str, column: str, type_sql: str, nullable: bool, *, retype: bool
+    ) -> str:
+        # docstring inherited
+        # Oracle: MODIFY (column [type] NULL | NOT NULL), no ALTER COLUMN.
+        null = "NULL" if nullable else "NOT NULL"
+        spec = f"{column} {type_sql} {null}" if retype else f"{column} {null}"
+        return f"ALTER TABLE {table} MODIFY ({spec})"
+
     # -- introspection -----------------------------------------------------------------------------
 
     def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:

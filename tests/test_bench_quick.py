@@ -1,0 +1,35 @@
+"""The benchmark harness cannot rot: one tiny run on SQLite, library against raw sqlite3.
+
+No timing is asserted (CI machines are noisy); the run must produce a row for every workload,
+with positive finite rates and ratios, and render as Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bench import workloads as w
+from bench.__main__ import WORKLOADS, markdown, run, verdicts
+
+TINY = w.Sizes(
+    threads=4, messages_per_thread=25, batch=5, reads=8, page_threads=20, page_size=10,
+    page_passes=1, wm_ops=10, snapshots=5, traces=3, spans_per_trace=3, long_thread=200,
+    long_reads=5, concurrency=4,
+)
+
+
+def test_quick_run_on_sqlite_reports_every_workload() -> None:
+    report = run(["sqlite"], TINY, reps=1)
+
+    assert report.skipped == {}
+    rows = {r["workload"]: r for r in report.rows}
+    assert set(rows) == {*WORKLOADS, "W2L (library)", "W2L (raw)"}
+    for row in report.rows:
+        assert row["backend"] == "sqlite"
+        for key in ("library_ops_s", "raw_ops_s", "ratio"):
+            assert row[key] > 0 and math.isfinite(row[key]), (row["workload"], key, row[key])
+    assert rows["W1"]["target"] == 0.5 and rows["W2"]["target"] == 0.3
+    table = markdown(report.rows)
+    assert all(f"| sqlite | {name} |" in table for name in rows)
+    [summary] = verdicts(report.rows)
+    assert summary.startswith("sqlite: batch min ") and "point min " in summary
