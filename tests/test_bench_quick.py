@@ -1,4 +1,5 @@
-"""The benchmark harness cannot rot: one tiny run on SQLite, library against raw sqlite3.
+"""The benchmark harness cannot rot: one tiny run on SQLite, library against raw sqlite3, and
+the raw baseline still stores exactly what the library stores.
 
 No timing is asserted (CI machines are noisy); the run must produce a row for every workload,
 with positive finite rates and ratios, and render as Markdown.
@@ -6,10 +7,12 @@ with positive finite rates and ratios, and render as Markdown.
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 from bench import workloads as w
 from bench.__main__ import WORKLOADS, markdown, run, verdicts
+from bench.verify import verify
 
 TINY = w.Sizes(
     threads=4, messages_per_thread=25, batch=5, reads=8, page_threads=20, page_size=10,
@@ -33,3 +36,8 @@ def test_quick_run_on_sqlite_reports_every_workload() -> None:
     assert all(f"| sqlite | {name} |" in table for name in rows)
     [summary] = verdicts(report.rows)
     assert summary.startswith("sqlite: batch min ") and "point min " in summary
+
+
+def test_raw_sqlite_stores_exactly_what_the_library_stores() -> None:
+    # The raw baseline restates the layout by hand; bench.verify catches drift.
+    assert asyncio.run(verify("sqlite")) == []

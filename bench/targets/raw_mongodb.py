@@ -4,8 +4,9 @@ work by hand.
 Same layout as ``composite_store_mongodb`` (collections and indexes created by it, in a
 database of their own): one document per record holding every documented field, timestamps as
 BSON dates read back as aware UTC datetimes, message content as JSON text. Same commands: a
-message batch checks its threads and the messages' previous threads, then bulk-upserts and
-bumps updatedAt, in one transaction where the deployment has them (as a span batch); a
+message batch checks its threads and the messages' previous threads, then bulk-writes them
+(inserts for new messages, replacements for stored ones) and bumps updatedAt, in one
+transaction where the deployment has them (as a span batch is one bulk upsert); a
 working-memory write is one pipeline ``find_one_and_update`` upsert; a snapshot save one
 pipeline ``update_one`` upsert keeping ``createdAt``; a thread page sends its find and its
 count together; an include window reads the target, then both neighbour ranges together.
@@ -20,7 +21,15 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from bson.codec_options import CodecOptions
-from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, ReplaceOne, ReturnDocument
+from pymongo import (
+    ASCENDING,
+    DESCENDING,
+    AsyncMongoClient,
+    DeleteOne,
+    InsertOne,
+    ReplaceOne,
+    ReturnDocument,
+)
 from pymongo.asynchronous.client_session import AsyncClientSession
 
 from bench.targets.base import Msg, SpanRow, Target
@@ -87,7 +96,6 @@ class RawMongoTarget(Target):
 
     async def save_messages(self, messages: list[Msg]) -> None:
         targets = sorted({m.thread_id for m in messages})
-        destination = {m.id: m.thread_id for m in messages}
         docs = [
             {"id": m.id, "thread_id": m.thread_id, "content": dumps(m.content), "role": m.role,
              "type": "v2", "createdAt": m.created_at, "resourceId": m.resource_id}
@@ -101,20 +109,26 @@ class RawMongoTarget(Target):
             ).to_list()
             if len(found) != len(targets):
                 raise LookupError(f"thread(s) not found among {targets}")
-            previous = await self.messages.find(
-                {"id": {"$in": list(destination)}}, {"_id": 0, "id": 1, "thread_id": 1},
+            stored = await self.messages.find(
+                {"id": {"$in": [d["id"] for d in docs]}}, {"_id": 0, "id": 1, "thread_id": 1},
                 session=session,
             ).to_list()
-            moved = [p for p in previous if p["thread_id"] != destination[p["id"]]]
-            ops: list[Any] = [
-                ReplaceOne({"thread_id": d["thread_id"], "id": d["id"]}, d, upsert=True)
-                for d in docs
-            ]
-            if moved:
-                raise NotImplementedError("the workloads never move messages")
+            previous = {p["id"]: p["thread_id"] for p in stored}
+            # New messages are plain inserts; a stored one is replaced in its thread, a moved
+            # one leaves its old thread first (as the adapter writes them).
+            ops: list[Any] = []
+            for d in docs:
+                old = previous.get(d["id"])
+                if old is not None and old != d["thread_id"]:
+                    ops.append(DeleteOne({"thread_id": old, "id": d["id"]}))
+                if old == d["thread_id"]:
+                    ops.append(ReplaceOne({"thread_id": old, "id": d["id"]}, d, upsert=True))
+                else:
+                    ops.append(InsertOne(dict(d)))
             await self.messages.bulk_write(ops, ordered=True, session=session)
             await self.threads.update_many(
-                {"id": {"$in": targets}}, {"$set": {"updatedAt": stamp}}, session=session
+                {"id": {"$in": sorted(set(targets) | set(previous.values()))}},
+                {"$set": {"updatedAt": stamp}}, session=session,
             )
 
         await self._atomic(save)

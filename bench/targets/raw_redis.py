@@ -353,13 +353,16 @@ class RawRedisTarget(Target):
                 datetime.fromisoformat(raw["createdAt"])  # the adapter decodes the record
             w = _Write()
             w.guard("exists" if raw else "absent", key)
-            for name in ("workingMemory", "metadata"):
+            for name in ("workingMemory", "metadata", "createdAt"):
                 w.expect_field(key, name, raw.get(name))
-            fields = {"id": resource_id, "workingMemory": text,
-                      "createdAt": raw.get("createdAt", stamp), "updatedAt": stamp}
+            created = raw.get("createdAt", stamp)
+            fields = {"id": resource_id, "workingMemory": text, "createdAt": created,
+                      "updatedAt": stamp}
             if "metadata" in raw:
                 fields["metadata"] = raw["metadata"]
             w.put(key, fields)
+            at = ms(datetime.fromisoformat(created))
+            w.move([], [(f"{self.p}resources:createdat_idx:{{*}}", at, resource_id)])
             if await self._apply(w):
                 return
 
@@ -431,17 +434,19 @@ class RawRedisTarget(Target):
         return f"{self.p}ai_spans:{{{tid}}}:{sid}"
 
     def _span_entries(self, fields: dict[str, str]) -> list[Entry]:
-        """A span's index entries: its trace's sets, and for a root the listing sets (the
-        facets the workloads' spans carry: span type, trace id, status, child error, ended)."""
+        """A span's index entries: its trace's sets and the set of all spans, and for a root
+        the listing sets (the facets the workloads' spans carry: span type, trace id, status,
+        child error, ended)."""
         tid, sid, t = fields["traceId"], fields["spanId"], f"{self.p}ai_spans:"
         started = ms(datetime.fromisoformat(fields["startedAt"]))
-        found: list[Entry] = [(f"{t}traceid_startedat_idx:{{{tid}}}", started, sid)]
+        member = f"{tid}\x00{sid}"
+        found: list[Entry] = [(f"{t}traceid_startedat_idx:{{{tid}}}", started, sid),
+                              (f"{t}started_at_idx:{{*}}", started, member)]
         if "parentSpanId" in fields:
             return found
         found.append((f"{t}traceid_root_startedat_idx:{{{tid}}}:1", started, sid))
         ended_at = fields.get("endedAt")
         ended: int | str = ms(datetime.fromisoformat(ended_at)) if ended_at else "+inf"
-        member = f"{tid}\x00{sid}"
         found += [(f"{t}roots_started_at_idx:{{*}}", started, member),
                   (f"{t}roots_ended_idx:{{*}}", ended, member)]
         facets = {

@@ -86,6 +86,10 @@ class InMemoryDomain(Domain):
         for name in self.tables:
             self.data.table(name)
 
+    async def _open(self) -> None:
+        # Nothing persists: an attached in-memory store has its (empty) tables, as a new one.
+        await self._init()
+
     async def _clear(self) -> None:
         for name in self.tables:
             self.data.table(name).clear()

@@ -95,8 +95,13 @@ _EXACT_FLOAT_INT = 2**53
 
 
 def _bindable(parameters: Sequence[Any]) -> tuple[Any, ...]:
+    # int subclasses too (bson's Int64 from a MongoDB read), but not bool.
     return tuple(
-        str(p) if type(p) is int and not -_EXACT_FLOAT_INT <= p <= _EXACT_FLOAT_INT else p
+        str(int(p))
+        if isinstance(p, int)
+        and not isinstance(p, bool)
+        and not -_EXACT_FLOAT_INT <= p <= _EXACT_FLOAT_INT
+        else p
         for p in parameters
     )
 

@@ -18,7 +18,7 @@ from bson import json_util
 from pymongo import InsertOne, ReplaceOne
 
 from composite_store.drift import Difference, Kind
-from composite_store.errors import ValidationError
+from composite_store.errors import ConflictError, ValidationError
 from composite_store.migrations import Statement, Step, version_table
 from composite_store.records.base import Record, now_utc
 from composite_store.records.tables import record_from_row, row_of
@@ -98,22 +98,34 @@ async def fetch_documents(
 
 async def import_documents(dom: MongoDomain, base: str, records: Sequence[Record]) -> None:
     """Replace (upsert) each record's document by its key; insert into a keyless table. One
-    transaction where the deployment has them."""
+    transaction where the deployment has them.
+
+    A batch is first inserted (a fresh destination, the common case: an insert costs a
+    fraction of an upsert); when a key exists already, the whole batch is upserted instead.
+    """
     spec = table(base)
     key = spec.key_columns
-    ops: list[ReplaceOne[Document] | InsertOne[Document]] = []
-    for record in records:
-        doc = _document(spec, record)
-        if key:
-            ops.append(ReplaceOne({c: doc[c] for c in key}, doc, upsert=True))
-        else:
-            ops.append(InsertOne(doc))
+    docs = [_document(spec, record) for record in records]
     collection = dom.c(base)
 
-    async def write(session: Any) -> None:
+    async def insert(session: Any) -> None:
+        await collection.bulk_write(
+            [InsertOne(dict(d)) for d in docs], ordered=True, session=session
+        )
+
+    async def upsert(session: Any) -> None:
+        ops = [ReplaceOne({c: d[c] for c in key}, d, upsert=True) for d in docs]
         await collection.bulk_write(ops, ordered=True, session=session)
 
-    await dom.conn.run(write, atomic=True)
+    if not key:
+        await dom.conn.run(insert, atomic=True)
+        return
+    try:
+        await dom.conn.run(insert, atomic=True)
+    except ConflictError:
+        # Where there is no transaction the inserts before the duplicate stayed: the upserts
+        # rewrite them with the same documents.
+        await dom.conn.run(upsert, atomic=True)
 
 
 async def count_documents(dom: MongoDomain, base: str) -> int:

@@ -1,0 +1,163 @@
+"""``composite-store inspect``: routing, reachability, versions, drift with working fixes, rows.
+
+The fixes it prints are run as printed, and inspect must then report no drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from composite_store import cli, open_store
+from composite_store.records import Thread
+
+
+def _inspect(target: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    status = cli.main(["inspect", target, "--json"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def _fresh(url: str) -> None:
+    async def create() -> None:
+        async with open_store(url) as store:
+            await store.memory.save_thread(thread=Thread(id="t1", resource_id="u", title="x"))
+
+    asyncio.run(create())
+
+
+def test_a_current_store_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'ok.db'}"
+    _fresh(url)
+    assert cli.main(["inspect", url]) == 0
+    text = capsys.readouterr().out
+    assert "schema version  1 (current)" in text
+    assert "rows            threads 1, messages 0, resources 0" in text
+    assert "7 of 7 domain(s) reachable, current and without drift" in text
+    status, report = _inspect(url, capsys)
+    assert status == 0 and report["ok"]
+    memory = report["domains"]["memory"]
+    assert memory["reachable"] and memory["schema_version"] == 1 and memory["drift"] == []
+    assert memory["rows"] == {"threads": 1, "messages": 0, "resources": 0}
+
+
+def test_drift_is_reported_with_fixes_that_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "drift.db"
+    url = f"sqlite:///{path}"
+    _fresh(url)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX mastra_ai_spans_started_at_idx")
+        db.execute("ALTER TABLE mastra_threads DROP COLUMN metadata")
+        db.execute("ALTER TABLE mastra_threads ADD COLUMN colour TEXT")
+    status, report = _inspect(url, capsys)
+    assert status == 1 and not report["ok"]
+    memory = {d["kind"]: d for d in report["domains"]["memory"]["drift"]}
+    assert set(memory) == {"missing column", "extra column"}
+    assert memory["missing column"]["fix"] == 'ALTER TABLE mastra_threads ADD COLUMN metadata TEXT'
+    assert memory["extra column"]["fix"].startswith("ALTER TABLE mastra_threads DROP COLUMN colour")
+    [index] = report["domains"]["observability"]["drift"]
+    assert index["kind"] == "missing index"
+    assert index["fix"] == (
+        'CREATE INDEX mastra_ai_spans_started_at_idx ON mastra_ai_spans ("startedAt" DESC)'
+    )
+    with sqlite3.connect(path) as db:
+        for finding in [*memory.values(), index]:
+            db.executescript(finding["fix"])
+    status, report = _inspect(url, capsys)
+    assert status == 0, report
+
+
+def test_sqlite_says_what_alter_table_cannot_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "strict.db"
+    with sqlite3.connect(path) as db:
+        # A threads table whose metadata refuses NULL (documented nullable).
+        db.execute(
+            'CREATE TABLE mastra_threads (id TEXT PRIMARY KEY, "resourceId" TEXT NOT NULL, '
+            'title TEXT NOT NULL, metadata TEXT NOT NULL, "createdAt" TEXT NOT NULL, '
+            '"updatedAt" TEXT NOT NULL)'
+        )
+    status, report = _inspect(f"sqlite:///{path}", capsys)
+    assert status == 1
+    drift = {(d["kind"], d["table"]): d for d in report["domains"]["memory"]["drift"]}
+    assert drift[("nullability", "threads")]["fix"].startswith(
+        "-- sqlite cannot change the type or nullability of metadata of an existing table"
+    )
+    assert drift[("missing table", "messages")]["fix"].startswith("CREATE TABLE mastra_messages")
+    # Inspecting created nothing: the missing tables are still missing.
+    with sqlite3.connect(path) as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert names == {"mastra_threads"}
+    assert report["domains"]["memory"]["rows"] == {
+        "threads": 0, "messages": None, "resources": None
+    }
+
+
+def test_a_config_file_shows_routing_and_hides_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory_url = f"sqlite:///{tmp_path / 'memory.db'}"
+    _fresh(memory_url)
+    config = tmp_path / "composite-store.toml"
+    config.write_text(
+        f'default = "memory://"\n[domains]\nmemory = "{memory_url}"\n'
+        'scores = "postgresql://agent:s3cret@127.0.0.1:1/db?connect_timeout=2"\n'
+    )
+    status = cli.main(["inspect", str(config)])
+    text = capsys.readouterr().out
+    assert status == 1
+    assert "s3cret" not in text and "***" in text
+    assert f"  memory                sqlite {memory_url}" in text
+    assert "scores  (postgresql" in text and "reachable       NO" in text
+    assert "6 of 7 domain(s) reachable, current and without drift" in text
+
+
+def test_a_database_mastra_created_is_not_drift(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mastra's PostgreSQL tables (naive timestamps plus TIMESTAMPTZ shadows, its index names)
+    are the documented schema: inspect reports no drift for them."""
+    import psycopg
+    from servers import postgres
+
+    url = postgres.session_url(request)
+    schema = url.split("schema=")[1].split("&")[0]
+    found = postgres.find()
+    assert not isinstance(found, str)
+    ddl = f"""
+    CREATE TABLE "{schema}".mastra_threads (id TEXT NOT NULL PRIMARY KEY,
+      "resourceId" TEXT NOT NULL, title TEXT NOT NULL, metadata JSONB,
+      "createdAt" TIMESTAMP NOT NULL, "updatedAt" TIMESTAMP NOT NULL,
+      "createdAtZ" TIMESTAMPTZ DEFAULT NOW(), "updatedAtZ" TIMESTAMPTZ DEFAULT NOW());
+    CREATE TABLE "{schema}".mastra_messages (id TEXT NOT NULL PRIMARY KEY,
+      thread_id TEXT NOT NULL, content TEXT NOT NULL, role TEXT NOT NULL, type TEXT NOT NULL,
+      "createdAt" TIMESTAMP NOT NULL, "resourceId" TEXT,
+      "createdAtZ" TIMESTAMPTZ DEFAULT NOW());
+    CREATE TABLE "{schema}".mastra_resources (id TEXT NOT NULL PRIMARY KEY,
+      "workingMemory" TEXT, metadata JSONB, "createdAt" TIMESTAMP NOT NULL,
+      "updatedAt" TIMESTAMP NOT NULL, "createdAtZ" TIMESTAMPTZ DEFAULT NOW(),
+      "updatedAtZ" TIMESTAMPTZ DEFAULT NOW());
+    CREATE INDEX mastra_threads_resourceid_createdat_idx
+      ON "{schema}".mastra_threads ("resourceId", "createdAt" DESC);
+    CREATE INDEX mastra_messages_thread_id_createdat_idx
+      ON "{schema}".mastra_messages (thread_id, "createdAt" DESC);
+    """
+    with psycopg.connect(found.url.split("?")[0], autocommit=True) as conn:
+        conn.execute(ddl)
+    status, report = _inspect(url, capsys)
+    memory = report["domains"]["memory"]
+    assert memory["drift"] == [], memory["drift"]
+    # No version recorded yet: read from the tables, which are current.
+    assert memory["schema_version"] == 1 and not memory["version_recorded"]
+    # The other domains' tables do not exist: drift, each with its CREATE TABLE.
+    assert status == 1
+    missing = report["domains"]["workflows"]["drift"]
+    assert [d["kind"] for d in missing] == ["missing table"]
+    assert missing[0]["fix"].startswith(f"CREATE TABLE {schema}.mastra_workflow_snapshot")

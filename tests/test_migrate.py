@@ -1,0 +1,286 @@
+"""Schema versions and ``composite-store migrate``: upgrading from the previous release's schema.
+
+"Version 0" is the schema before this release's indexes (``composite_store.migrations``): on SQL
+and MongoDB the tables without ``<prefix>ai_spans_started_at_idx`` and
+``<prefix>traces_trace_id_start_time_idx``; on Redis the key space without the whole-table sets
+of resources, scores and spans. Each test builds it by hand, checks that ``init()`` leaves it
+as it is and reports the fix, runs ``migrate --dry-run`` (nothing changes) and ``migrate``, and
+holds the result to the documented schema with ``describe_physical``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from composite_store import cli, open_store
+from composite_store.copy import copy_domains
+from composite_store.drift import compare
+from composite_store.errors import CompositeStoreError, SchemaMismatchError
+from composite_store.inmemory import InMemoryStore
+from composite_store.migrations import SchemaDriftWarning, current_version
+from composite_store.schema import tables_for
+from composite_store.sql.store import SqlStore
+from composite_store.sql.tables import render_tables
+from composite_store.store import Store
+
+NEW_INDEXES = ("started_at_idx", "trace_id_start_time_idx")
+
+
+def _run(fn: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    return asyncio.run(fn())
+
+
+async def _drift(store: Store) -> list[str]:
+    found = []
+    for dom in store.domains.values():
+        physical = await dom.describe_physical()
+        found += [d.message for d in compare(tables_for(dom.domain), physical)]
+    return found
+
+
+async def _create_version_0_sql(url: str) -> None:
+    """The previous release's tables: every documented table, without this release's
+    indexes, and no version table."""
+    store = open_store(url)
+    assert isinstance(store, SqlStore)
+    db = store.database
+    metadata, tables = render_tables(db.dialect, db.prefix, db.schema)
+    for tbl in tables.values():
+        for index in list(tbl.indexes):
+            if index.name and index.name.endswith(NEW_INDEXES):
+                tbl.indexes.discard(index)
+
+    def create(conn: Any) -> None:
+        db.dialect.create_namespace(conn, db.schema)
+        metadata.create_all(conn)
+
+    try:
+        await db.run(create, write=True)
+    finally:
+        await store.close()
+
+
+def _upgrade(url: str, capsys: pytest.CaptureFixture[str], *, statements: int) -> str:
+    """Check init() on version 0, dry-run and run migrate; return the dry-run output."""
+
+    async def before() -> None:
+        store = open_store(url)
+        with pytest.warns(SchemaDriftWarning, match=r"at schema version 0.*composite-store migrate"):
+            await store.init()
+        try:
+            # init() altered nothing: the indexes are still missing, the version is 0.
+            assert await store.observability.schema_version() == 0
+            missing = [m for m in await _drift(store) if "no index" in m]
+            assert len(missing) == 2, missing
+        finally:
+            await store.close()
+
+    _run(before)
+    assert cli.main(["migrate", url, "--dry-run"]) == 0
+    dry = capsys.readouterr().out
+    assert "version 0 -> 1" in dry
+    assert f"dry run: {statements} statement(s)" in dry
+    _run(before)  # the dry run changed nothing
+    assert cli.main(["migrate", url]) == 0
+    done = capsys.readouterr().out
+    assert f"applied {statements} statement(s)" in done
+
+    async def after() -> None:
+        store = open_store(url)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            await store.init()
+        try:
+            assert await _drift(store) == []
+            for name, dom in store.domains.items():
+                assert await dom.schema_version() == current_version(name), name
+        finally:
+            await store.close()
+
+    _run(after)
+    # A second migrate has nothing left to do.
+    assert cli.main(["migrate", url]) == 0
+    assert "applied 0 statement(s)" in capsys.readouterr().out
+    return dry
+
+
+def test_sqlite_upgrade_from_version_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    _run(lambda: _create_version_0_sql(url))
+    dry = _upgrade(url, capsys, statements=2)
+    assert 'CREATE INDEX mastra_ai_spans_started_at_idx ON mastra_ai_spans ("startedAt" DESC)' in dry
+    assert "outside a transaction" not in dry
+
+
+def test_postgres_upgrade_builds_indexes_concurrently(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from servers import postgres
+
+    url = postgres.session_url(request)
+    _run(lambda: _create_version_0_sql(url))
+    dry = _upgrade(url, capsys, statements=2)
+    assert "CREATE INDEX CONCURRENTLY mastra_ai_spans_started_at_idx ON " in dry
+    assert "-- outside a transaction" in dry
+
+
+def test_mariadb_upgrade_from_version_0(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from servers import mariadb
+
+    url = mariadb.session_url(request)
+    _run(lambda: _create_version_0_sql(url))
+    dry = _upgrade(url, capsys, statements=2)
+    assert "CREATE INDEX mastra_traces_trace_id_start_time_idx ON " in dry
+
+
+def test_mongodb_upgrade_from_version_0(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from servers import mongodb
+
+    url = mongodb.session_url(request)
+
+    async def version_0() -> None:
+        store = open_store(url)
+        await store.init()
+        try:
+            conn = store.observability.conn  # type: ignore[attr-defined]
+            for base, suffix in (("ai_spans", NEW_INDEXES[0]), ("traces", NEW_INDEXES[1])):
+                await conn.db[f"mastra_{base}"].drop_index(f"mastra_{base}_{suffix}")
+            await conn.db.drop_collection("mastra_composite_schema")
+        finally:
+            await store.close()
+
+    _run(version_0)
+    dry = _upgrade(url, capsys, statements=2)
+    assert 'db.getCollection("mastra_ai_spans").createIndex({"startedAt": -1}' in dry
+
+
+def test_redis_upgrade_backfills_the_new_sets(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older Redis store lacks the sets that list every resource, score and span; copying
+    from it is refused until migrate has built them from the stored records."""
+    from servers import redis
+
+    url = redis.session_url(request)
+    new_sets = {
+        "resources": "createdat_idx",
+        "scorers": "createdat_idx",
+        "ai_spans": "started_at_idx",
+    }
+
+    async def version_0() -> None:
+        store = open_store(url)
+        await store.init()
+        try:
+            for i in range(3):
+                await store.memory.update_resource(resource_id=f"u{i}", working_memory=f"wm {i}")
+            await store.scores.save_score(
+                score={"id": "s1", "scorer_id": "a", "run_id": "r", "scorer": {}, "score": 1,
+                       "input": 1, "output": 2, "source": "LIVE"}
+            )
+            await store.observability.create_span(
+                span={"trace_id": "t", "span_id": "x", "parent_span_id": "missing-root",
+                      "name": "n", "span_type": "TOOL_CALL", "is_event": False,
+                      "started_at": "2026-01-01T00:00:00Z"}
+            )
+            conn = store.memory.conn  # type: ignore[attr-defined]
+            prefix = conn.keys.prefix
+            client = conn.client
+            import json
+
+            for base, name in new_sets.items():
+                await client.delete(f"{prefix}{base}:{name}:{{*}}")
+            for base in ("threads", "messages", "resources", "workflow_snapshot", "scorers",
+                         "evals", "ai_spans", "traces"):
+                catalog = f"{prefix}{base}:catalog"
+                await client.hdel(catalog, "schema_version")
+                listed = json.loads(await client.hget(catalog, "indexes"))
+                kept = [i for i in listed if i[0] != f"{prefix}{base}_{new_sets.get(base)}"]
+                await client.hset(catalog, "indexes", json.dumps(kept))
+        finally:
+            await store.close()
+
+    async def refused() -> None:
+        store = open_store(url)
+        with pytest.warns(SchemaDriftWarning, match="at schema version 0"):
+            await store.init()
+        try:
+            assert await store.memory.count_records(table="resources") == 0
+            with pytest.raises(CompositeStoreError, match="composite-store migrate SRC_URL"):
+                await copy_domains(store, InMemoryStore(), domains=["memory"])
+        finally:
+            await store.close()
+
+    _run(version_0)
+    _run(refused)
+    assert cli.main(["migrate", url, "--dry-run"]) == 0
+    dry = capsys.readouterr().out
+    assert "SCAN MATCH" in dry and "dry run: 3 statement(s) in 3 domain(s)" in dry
+    assert cli.main(["migrate", url]) == 0
+    assert "applied 3 statement(s)" in capsys.readouterr().out
+
+    async def after() -> None:
+        store = open_store(url)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            await store.init()
+        try:
+            assert await _drift(store) == []
+            copy = InMemoryStore()
+            report = await copy_domains(store, copy)
+            counts = {t.table: t.written for t in report.tables}
+            assert (counts["resources"], counts["scorers"], counts["ai_spans"]) == (3, 1, 1)
+        finally:
+            await store.close()
+
+    _run(after)
+
+
+def test_init_refuses_a_newer_schema(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+
+    async def scenario() -> None:
+        async with open_store(url):
+            pass
+        store = open_store(url)
+        db = store.database  # type: ignore[attr-defined]
+        await db.run(
+            lambda conn: conn.exec_driver_sql(
+                "UPDATE mastra_composite_schema SET version = 99 WHERE domain = 'scores'"
+            ),
+            write=True,
+        )
+        with pytest.raises(SchemaMismatchError, match=r"version 99, newer than this release"):
+            await store.init()
+        await store.close()
+
+    _run(scenario)
+
+
+def test_a_fresh_store_records_the_current_versions(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+
+    async def scenario() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            async with open_store(url) as store:
+                versions = {n: await d.schema_version() for n, d in store.domains.items()}
+        assert versions == {n: current_version(n) for n in versions}
+        # The version table carries the prefix; none of Mastra's tables has that name.
+        import sqlite3
+
+        with sqlite3.connect(tmp_path / "fresh.db") as db:
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "mastra_composite_schema" in names
+
+    _run(scenario)
