@@ -54,12 +54,25 @@ def test_memory_in_sqlite_and_observability_in_mongodb(tmp_path: Path, mongo_url
             )
             await store.observability.batch_create_spans(
                 records=[
-                    Span(trace_id="tr1", span_id="root", name="agent run",
-                         span_type="AGENT_RUN", started_at=at(0), ended_at=at(2),
-                         thread_id="t1", created_at=at(0)),
-                    Span(trace_id="tr1", span_id="child", parent_span_id="root",
-                         name="model call", span_type="MODEL_GENERATION", started_at=at(1),
-                         created_at=at(1)),
+                    Span(
+                        trace_id="tr1",
+                        span_id="root",
+                        name="agent run",
+                        span_type="AGENT_RUN",
+                        started_at=at(0),
+                        ended_at=at(2),
+                        thread_id="t1",
+                        created_at=at(0),
+                    ),
+                    Span(
+                        trace_id="tr1",
+                        span_id="child",
+                        parent_span_id="root",
+                        name="model call",
+                        span_type="MODEL_GENERATION",
+                        started_at=at(1),
+                        created_at=at(1),
+                    ),
                 ]
             )
             # Each domain reads back through the composite from its own backend.
@@ -95,5 +108,81 @@ def test_memory_in_sqlite_and_observability_in_mongodb(tmp_path: Path, mongo_url
             ("tr1", "root", None),
         ]
         assert spans[1]["startedAt"] == at(0) and spans[1]["threadId"] == "t1"
+    finally:
+        client.close()
+
+
+def test_memory_in_postgresql_and_observability_in_mongodb(
+    request: pytest.FixtureRequest, tmp_path: Path, mongo_url: str
+) -> None:
+    """The README's routing example: PostgreSQL memory, MongoDB observability, one composite."""
+    import psycopg  # the PostgreSQL adapter's driver
+    from servers import postgres
+
+    pg_url = postgres.session_url(request)
+    empty = tmp_path / "composite-store.toml"
+    empty.write_text("", encoding="utf-8")
+
+    async def scenario() -> None:
+        store = CompositeStore(
+            default="memory://",
+            domains={"memory": pg_url, "observability": mongo_url},
+            use_environment=False,
+            config_file=empty,
+        )
+        async with store:
+            routes = store.describe()
+            assert routes["memory"].startswith("postgresql")
+            assert routes["observability"].startswith("mongodb")
+            await store.memory.save_thread(
+                thread=Thread(id="pg-t1", resource_id="u1", title="mixed", created_at=at(0))
+            )
+            await store.memory.save_messages(
+                messages=[
+                    Message(
+                        id="pg-m1", thread_id="pg-t1", role="user", content="hi", created_at=at(1)
+                    )
+                ]
+            )
+            await store.observability.create_span(
+                span=Span(
+                    trace_id="pg-tr1",
+                    span_id="root",
+                    name="agent run",
+                    span_type="AGENT_RUN",
+                    started_at=at(0),
+                    ended_at=at(2),
+                    thread_id="pg-t1",
+                    created_at=at(0),
+                )
+            )
+            page = await store.observability.list_traces(filters={"thread_id": "pg-t1"})
+            assert [s.trace_id for s in page.items] == ["pg-tr1"]
+
+    asyncio.run(scenario())
+
+    # PostgreSQL holds the thread and message (and no span table rows).
+    schema = pg_url.split("schema=", 1)[1].split("&", 1)[0]
+    with psycopg.connect(pg_url.split("?", 1)[0].replace("postgresql+psycopg", "postgresql")) as pg:
+        rows = pg.execute(
+            f'SELECT id, "resourceId" FROM "{schema}".mastra_threads WHERE id = %s', ("pg-t1",)
+        ).fetchall()
+        assert rows == [("pg-t1", "u1")]
+        spans = pg.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema = %s AND table_name = 'mastra_ai_spans'",
+            (schema,),
+        ).fetchone()
+        if spans and spans[0]:
+            count = pg.execute(f'SELECT count(*) FROM "{schema}".mastra_ai_spans').fetchone()
+            assert count == (0,)
+
+    # MongoDB holds the span, and no memory collection.
+    driver_url, _, _ = parse_url(mongo_url)
+    client: MongoClient[dict[str, object]] = MongoClient(driver_url, tz_aware=True)
+    try:
+        database = client.get_default_database()
+        assert database["mastra_ai_spans"].count_documents({"traceId": "pg-tr1"}) == 1
+        assert not set(database.list_collection_names()) & {"mastra_threads", "mastra_messages"}
     finally:
         client.close()
