@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from composite_store.domains.base import Domain
 from composite_store.errors import CompositeStoreError, ValidationError
-from composite_store.migrations import IndexRecords, outstanding, pending, recorded_version
+from composite_store.migrations import outstanding, pending, recorded_version
 from composite_store.records.base import Record
 from composite_store.records.tables import key_of
 from composite_store.schema import DOMAINS, tables_for
@@ -158,11 +158,8 @@ async def _check_source(source: Domain) -> None:
     version = await recorded_version(source)
     if version is None:
         return
-    listing = [
-        m for m in pending(source.domain, version)
-        if any(isinstance(step, IndexRecords) for step in m.steps)
-    ]
-    if listing and await outstanding(source, listing):
+    todo = await outstanding(source, pending(source.domain, version))
+    if any(statement.export_incomplete for statement in todo):
         raise CompositeStoreError(
             f"cannot copy the {source.domain} domain from {source.describe()}: it is at schema "
             f"version {version} and cannot list every record until it is migrated; run "

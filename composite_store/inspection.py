@@ -160,17 +160,7 @@ def render(target: str, routing: dict[str, str], reports: list[DomainReport]) ->
         if report.error is not None:
             lines.append(f"  error           {report.error}")
             continue
-        if report.schema_version is None:
-            version = "not kept by this backend"
-        elif report.schema_version == report.current_version:
-            version = f"{report.schema_version} (current)"
-        else:
-            version = (
-                f"{report.schema_version}, current is {report.current_version}: run "
-                f"`composite-store migrate {redact(target)}`"
-            )
-        if report.schema_version is not None and not report.version_recorded:
-            version += ", read from the tables (init() records it)"
+        version = _version(report, target)
         lines.append(f"  schema version  {version}")
         lines.append(f"  drift           {len(report.drift) or 'none'}")
         for finding in report.drift:
@@ -183,3 +173,17 @@ def render(target: str, routing: dict[str, str], reports: list[DomainReport]) ->
     ok = sum(r.ok for r in reports)
     lines += ["", f"{ok} of {len(reports)} domain(s) reachable, current and without drift"]
     return "\n".join(lines)
+
+
+def _version(report: DomainReport, target: str) -> str:
+    if report.schema_version is None:
+        return "not kept by this backend"
+    text = str(report.schema_version)
+    if not report.version_recorded:
+        text += " (not recorded yet: read from the tables; init() records it)"
+    if report.schema_version == report.current_version:
+        return f"{text}, current"
+    return (
+        f"{text}; current is {report.current_version}: run "
+        f"`composite-store migrate {redact(target)}`"
+    )

@@ -29,7 +29,7 @@ from composite_store.schema import DOMAINS
 from composite_store.store import Store
 from composite_store.target import open_target
 
-__all__ = ["DomainPlan", "add_parser", "apply_plan", "plan_migrations", "run"]
+__all__ = ["DomainPlan", "add_parser", "apply_plan", "plan_migrations", "render", "run"]
 
 
 @dataclass
@@ -129,16 +129,7 @@ async def _main(store: Store, domains: Sequence[str] | None, dry_run: bool) -> i
     try:
         await store.init()
         plans = await plan_migrations(store, domains)
-        width = max((len(p.domain) for p in plans), default=0)
-        for plan in plans:
-            print(_headline(plan, width))
-            for migration, statements in plan.steps:
-                print(f"  version {migration.version}: {migration.description}")
-                for statement in statements:
-                    where = "" if statement.transactional else "   -- outside a transaction"
-                    print(f"    {statement.text};{where}")
-                if not statements:
-                    print("    (no statement on this backend: the version is recorded)")
+        print(render(plans))
         if dry_run:
             due = [p for p in plans if p.due]
             print(
@@ -156,10 +147,27 @@ async def _main(store: Store, domains: Sequence[str] | None, dry_run: bool) -> i
         await store.close()
 
 
-def _headline(plan: DomainPlan, width: int) -> str:
-    name = plan.domain.ljust(width)
+def render(plans: Sequence[DomainPlan]) -> str:
+    """The plans as text, grouped by the database serving the domains."""
+    width = max((len(p.domain) for p in plans), default=0)
+    lines: list[str] = []
+    for where in dict.fromkeys(p.where for p in plans):
+        lines.append(where)
+        for plan in (p for p in plans if p.where == where):
+            lines.append(f"  {plan.domain:<{width}}  {_state(plan)}")
+            for migration, statements in plan.steps:
+                lines.append(f"    version {migration.version}: {migration.description}")
+                for statement in statements:
+                    outside = "" if statement.transactional else "   -- outside a transaction"
+                    lines.append(f"      {statement.text};{outside}")
+                if not statements:
+                    lines.append("      (no statement on this backend: the version is recorded)")
+    return "\n".join(lines)
+
+
+def _state(plan: DomainPlan) -> str:
     if plan.recorded is None:
-        return f"{name}  {plan.where}: keeps no schema version (nothing to migrate)"
+        return "keeps no schema version (nothing to migrate)"
     if not plan.due:
-        return f"{name}  {plan.where}: version {plan.recorded}, current"
-    return f"{name}  {plan.where}: version {plan.recorded} -> {plan.current}"
+        return f"version {plan.recorded}, current"
+    return f"version {plan.recorded} -> {plan.current}"

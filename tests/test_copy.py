@@ -52,7 +52,7 @@ class Namespaces:
 
     def open(self, backend: str, role: str) -> Store:
         if backend == "memory":
-            ran("memory", "in-process")
+            ran("inmemory", "in-process")
             return self._memory.setdefault(role, InMemoryStore())
         key = (backend, role)
         if key not in self._urls:
@@ -269,3 +269,26 @@ def test_command_line_copy(
     assert all(t["written"] == 0 and t["counts_match"] for t in again["tables"])
     assert cli.main(["copy", dst_url, dst_url]) == 1
     assert "source and destination are the same store" in capsys.readouterr().err
+
+
+def test_without_rich_the_command_says_how_to_get_progress_bars(
+    filled_sqlite: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from composite_store import copy_command
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        copy_command.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "rich" else real(name, *a),
+    )
+    dst_url = f"sqlite:///{tmp_path / 'plain.db'}"
+    assert cli.main(["copy", filled_sqlite, dst_url, "--domain", "workflows"]) == 0
+    captured = capsys.readouterr()
+    assert 'pip install "composite-store[cli]"' in captured.err
+    assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.out

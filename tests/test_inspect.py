@@ -35,7 +35,7 @@ def test_a_current_store_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str
     _fresh(url)
     assert cli.main(["inspect", url]) == 0
     text = capsys.readouterr().out
-    assert "schema version  1 (current)" in text
+    assert "schema version  1, current" in text
     assert "rows            threads 1, messages 0, resources 0" in text
     assert "7 of 7 domain(s) reachable, current and without drift" in text
     status, report = _inspect(url, capsys)

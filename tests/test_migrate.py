@@ -71,7 +71,8 @@ def _upgrade(url: str, capsys: pytest.CaptureFixture[str], *, statements: int) -
 
     async def before() -> None:
         store = open_store(url)
-        with pytest.warns(SchemaDriftWarning, match=r"at schema version 0.*composite-store migrate"):
+        drift = r"at schema version 0.*composite-store migrate"
+        with pytest.warns(SchemaDriftWarning, match=drift):
             await store.init()
         try:
             # init() altered nothing: the indexes are still missing, the version is 0.
@@ -114,7 +115,8 @@ def test_sqlite_upgrade_from_version_0(tmp_path: Path, capsys: pytest.CaptureFix
     url = f"sqlite:///{tmp_path / 'old.db'}"
     _run(lambda: _create_version_0_sql(url))
     dry = _upgrade(url, capsys, statements=2)
-    assert 'CREATE INDEX mastra_ai_spans_started_at_idx ON mastra_ai_spans ("startedAt" DESC)' in dry
+    index = 'CREATE INDEX mastra_ai_spans_started_at_idx ON mastra_ai_spans ("startedAt" DESC)'
+    assert index in dry
     assert "outside a transaction" not in dry
 
 
@@ -216,8 +218,11 @@ def test_redis_upgrade_backfills_the_new_sets(
             await store.init()
         try:
             assert await store.memory.count_records(table="resources") == 0
-            with pytest.raises(CompositeStoreError, match="composite-store migrate SRC_URL"):
-                await copy_domains(store, InMemoryStore(), domains=["memory"])
+            for domain in ("memory", "scores", "observability"):
+                with pytest.raises(CompositeStoreError, match="composite-store migrate SRC_URL"):
+                    await copy_domains(store, InMemoryStore(), domains=[domain])
+            # Workflows needed no backfill: they copy.
+            await copy_domains(store, InMemoryStore(), domains=["workflows"])
         finally:
             await store.close()
 

@@ -14,6 +14,7 @@ from composite_store.errors import (
     ValidationError,
 )
 from composite_store.records.base import Record
+from composite_store.records.tables import record_type
 from composite_store.schema import ColumnType, TableSpec, tables_for
 
 if TYPE_CHECKING:
@@ -143,6 +144,8 @@ class Domain(ABC):
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = False
+        #: Ready through ``attach()`` only: a later ``init()`` still creates and checks.
+        self._attached = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -150,10 +153,11 @@ class Domain(ABC):
         """Create what the domain needs (tables, indexes); idempotent, safe to call twice."""
         if self._ready:
             self._check()
-            return
+            if not self._attached:
+                return
         self._loop = asyncio.get_running_loop()
         await self._init()
-        self._ready = True
+        self._ready, self._attached = True, False
         # Record (or check) the schema version; never alters a current database.
         from composite_store.migrations import settle
 
@@ -175,12 +179,12 @@ class Domain(ABC):
             return
         self._loop = asyncio.get_running_loop()
         await self._open()
-        self._ready = True
+        self._ready, self._attached = True, True
 
     async def close(self) -> None:
         """Release what this domain opened itself; resources passed in stay open."""
         await self._close()
-        self._ready = False
+        self._ready = self._attached = False
         self._loop = None
 
     async def dangerously_clear_all(self) -> None:
@@ -286,8 +290,6 @@ class Domain(ABC):
         """
         self._check()
         spec = self._own_table(table)
-        from composite_store.records.tables import record_type
-
         model = record_type(spec.base_name)
         if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence):
             raise ValidationError("records must be a list")

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from composite_store.errors import ValidationError
-from composite_store.records.base import Record, trusted
+from composite_store.records.base import Record, from_row
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetVersion
 from composite_store.records.experiments import Experiment, ExperimentResult
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
@@ -67,14 +67,6 @@ def record_type(table_name: str) -> type[Record]:
         ) from None
 
 
-@cache
-def _sources(model: type[Record]) -> tuple[tuple[str, str], ...]:
-    """(attribute, stored name) pairs of a record model."""
-    return tuple(
-        (name, info.serialization_alias or name) for name, info in model.model_fields.items()
-    )
-
-
 def row_of(table_name: str, record: Record) -> dict[str, Any]:
     """The stored row of ``record``: column name -> value (datetimes stay datetimes, JSON
     columns stay Python values; message content becomes its JSON text)."""
@@ -88,10 +80,9 @@ def record_from_row(table_name: str, row: Mapping[Any, Any]) -> Record:
     """The record of a trusted stored row (as :func:`row_of` gives it, or as a backend reads
     it back), built without validating it again; absent columns take the model's default."""
     model = record_type(table_name)
-    values = {attr: row[src] for attr, src in _sources(model) if src in row}
-    if model is Message and "content" in values:
-        values["content"] = MessageContent.from_stored(values["content"])
-    return trusted(model, values)
+    if model is Message and "content" in row:
+        return from_row(model, row, content=MessageContent.from_stored(row["content"]))
+    return from_row(model, row)
 
 
 def key_of(table_name: str, record: Record) -> Key:
@@ -103,5 +94,6 @@ def key_of(table_name: str, record: Record) -> Key:
 
 @cache
 def _key_attributes(table_name: str) -> tuple[str, ...]:
-    by_stored = {src: attr for attr, src in _sources(record_type(table_name))}
+    fields = record_type(table_name).model_fields
+    by_stored = {info.serialization_alias or name: name for name, info in fields.items()}
     return tuple(by_stored[c] for c in table(table_name).key_columns)

@@ -66,15 +66,18 @@ def fix_statement(db: SqlDatabase, difference: Difference) -> str:
             return rebuild("the primary key")
         columns = ", ".join(prep.quote(c) for c in difference.spec.primary_key)
         return f"ALTER TABLE {name} ADD PRIMARY KEY ({columns})"
-    # Indexes: compiled on a copy of the table, so the store's own tables stay as rendered.
+    # Indexes: compiled on a copy of the table, so the store's own tables stay as rendered,
+    # with the options for building on a table in use (PostgreSQL: CONCURRENTLY).
     live = tbl.to_metadata(sa.MetaData())
     if kind is Kind.UNIQUE_KEY:
         assert difference.key is not None
         unique_name = db.dialect.unique_name(tbl.name, difference.key, db.schema)
-        unique = sa.Index(unique_name, *(live.c[c] for c in difference.key), unique=True)
-        return compiled(CreateIndex(unique))
-    assert difference.index is not None
-    index = next(i for i in live.indexes if i.name == difference.index.name(tbl.name))
+        index = sa.Index(unique_name, *(live.c[c] for c in difference.key), unique=True)
+    else:
+        assert difference.index is not None
+        index = next(i for i in live.indexes if i.name == difference.index.name(tbl.name))
+    for option, value in db.dialect.live_index_options.items():
+        index.dialect_kwargs[option] = value
     if kind is Kind.INDEX_SHAPE:
         return f"{compiled(DropIndex(index))}; {compiled(CreateIndex(index))}"
     return compiled(CreateIndex(index))

@@ -25,6 +25,7 @@ from composite_store_conformance.suite.test_observability import ObservabilitySu
 from composite_store_conformance.suite.test_router import RouterSuite
 from composite_store_conformance.suite.test_schema import SchemaSuite
 from composite_store_conformance.suite.test_scores import ScoresSuite
+from composite_store_conformance.suite.test_transfer import TransferSuite
 from composite_store_conformance.suite.test_workflow_definitions import WorkflowDefinitionsSuite
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
 
@@ -38,6 +39,7 @@ __all__ = [
     "SchemaSuite",
     "ScoresSuite",
     "Suite",
+    "TransferSuite",
     "WorkflowDefinitionsSuite",
     "WorkflowsSuite",
 ]

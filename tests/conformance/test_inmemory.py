@@ -11,6 +11,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -62,4 +63,8 @@ class TestInMemoryCapabilities(CapabilitiesSuite):
 
 
 class TestInMemoryRouter(RouterSuite):
+    pass
+
+
+class TestInMemoryTransfer(TransferSuite):
     pass

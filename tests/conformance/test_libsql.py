@@ -14,6 +14,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -73,4 +74,8 @@ class TestLibsqlCapabilities(CapabilitiesSuite):
 
 
 class TestLibsqlRouter(RouterSuite):
+    pass
+
+
+class TestLibsqlTransfer(TransferSuite):
     pass

@@ -12,6 +12,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -64,4 +65,8 @@ class TestMongoCapabilities(CapabilitiesSuite):
 
 
 class TestMongoRouter(RouterSuite):
+    pass
+
+
+class TestMongoTransfer(TransferSuite):
     pass

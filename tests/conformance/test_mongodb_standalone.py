@@ -13,6 +13,7 @@ from composite_store_conformance import (
     MemorySuite,
     ObservabilitySuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -56,4 +57,8 @@ class TestMongoStandaloneObservability(ObservabilitySuite):
 
 
 class TestMongoStandaloneCapabilities(CapabilitiesSuite):
+    pass
+
+
+class TestMongoStandaloneTransfer(TransferSuite):
     pass

@@ -21,6 +21,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -72,4 +73,8 @@ class TestOracleCapabilities(CapabilitiesSuite):
 
 
 class TestOracleRouter(RouterSuite):
+    pass
+
+
+class TestOracleTransfer(TransferSuite):
     pass

@@ -10,6 +10,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -61,4 +62,8 @@ class TestPostgresCapabilities(CapabilitiesSuite):
 
 
 class TestPostgresRouter(RouterSuite):
+    pass
+
+
+class TestPostgresTransfer(TransferSuite):
     pass

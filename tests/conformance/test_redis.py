@@ -9,6 +9,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowsSuite,
 )
 from servers import redis
@@ -47,4 +48,8 @@ class TestRedisCapabilities(CapabilitiesSuite):
 
 
 class TestRedisRouter(RouterSuite):
+    pass
+
+
+class TestRedisTransfer(TransferSuite):
     pass

@@ -10,6 +10,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowsSuite,
 )
 from servers import redis
@@ -48,4 +49,8 @@ class TestRedisClusterCapabilities(CapabilitiesSuite):
 
 
 class TestRedisClusterRouter(RouterSuite):
+    pass
+
+
+class TestRedisClusterTransfer(TransferSuite):
     pass

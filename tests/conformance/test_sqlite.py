@@ -13,6 +13,7 @@ from composite_store_conformance import (
     RouterSuite,
     SchemaSuite,
     ScoresSuite,
+    TransferSuite,
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
@@ -65,4 +66,8 @@ class TestSqliteCapabilities(CapabilitiesSuite):
 
 
 class TestSqliteRouter(RouterSuite):
+    pass
+
+
+class TestSqliteTransfer(TransferSuite):
     pass

@@ -138,7 +138,7 @@ async def migration_plan(dom: RedisDomain, step: Step) -> list[Statement]:
     async def run() -> None:
         await backfill(dom, step.table, missing)
 
-    return [Statement(text, run, transactional=False)]
+    return [Statement(text, run, transactional=False, export_incomplete=True)]
 
 
 async def backfill(dom: RedisDomain, base: str, indexes: Sequence[SortedIndex]) -> int:
