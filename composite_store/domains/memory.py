@@ -15,7 +15,7 @@ from composite_store.errors import (
     UnsupportedOperationError,
     ValidationError,
 )
-from composite_store.merge import merge_message_content
+from composite_store.merge import merge_message_content, shallow_merge
 from composite_store.paging import Window, build_page, order_field, window
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.memory import (
@@ -552,6 +552,43 @@ class MemoryDomain(Domain):
         """Atomically create-or-update: set workingMemory when given, shallow-merge metadata,
         set updatedAt (createdAt too when creating). Raise ``ConflictError`` on a failed
         compare-and-set."""
+
+
+def resource_after_update(
+    current: Resource | None,
+    resource_id: str,
+    *,
+    working_memory: str | None,
+    metadata: dict[str, Any] | None,
+    now: Any,
+    expected_working_memory: Any,
+) -> Resource:
+    """The resource an ``update_resource`` call leaves behind (the rule every backend applies
+    inside its own atomic read-modify-write).
+
+    Created when ``current`` is None; otherwise working memory is replaced when given and
+    metadata shallow-merged. Raises ``ConflictError`` when ``expected_working_memory`` is set
+    and differs from the stored working memory (None: nothing stored).
+    """
+    stored_wm = current.working_memory if current is not None else None
+    if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
+        raise ConflictError(f"working memory of resource {resource_id!r} changed since it was read")
+    if current is None:
+        return Resource.model_construct(
+            id=resource_id,
+            working_memory=working_memory,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
+    return current.model_copy(
+        update={
+            "working_memory": working_memory if working_memory is not None else stored_wm,
+            "metadata": shallow_merge(current.metadata, metadata),
+            "updated_at": now,
+        },
+        deep=True,
+    )
 
 
 def _chronological(message: Message) -> tuple[Any, str]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
+from composite_store.domains.memory import (
+    UNSET,
+    MemoryDomain,
+    MessageQuery,
+    ThreadQuery,
+    resource_after_update,
+)
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
@@ -176,28 +182,13 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         now: Any,
         expected_working_memory: Any,
     ) -> Resource:
-        current = self._resources.get(resource_id)
-        stored_wm = current.working_memory if current else None
-        if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
-            raise ConflictError(
-                f"working memory of resource {resource_id!r} changed since it was read"
-            )
-        if current is None:
-            updated = Resource.model_construct(
-                id=resource_id,
-                working_memory=working_memory,
-                metadata=metadata,
-                created_at=now,
-                updated_at=now,
-            )
-        else:
-            updated = current.model_copy(
-                update={
-                    "working_memory": working_memory if working_memory is not None else stored_wm,
-                    "metadata": shallow_merge(current.metadata, metadata),
-                    "updated_at": now,
-                },
-                deep=True,
-            )
+        updated = resource_after_update(
+            self._resources.get(resource_id),
+            resource_id,
+            working_memory=working_memory,
+            metadata=metadata,
+            now=now,
+            expected_working_memory=expected_working_memory,
+        )
         self._resources[resource_id] = updated
         return updated.model_copy(deep=True)

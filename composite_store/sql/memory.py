@@ -15,7 +15,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
+from composite_store.domains.memory import (
+    UNSET,
+    MemoryDomain,
+    MessageQuery,
+    ThreadQuery,
+    resource_after_update,
+)
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.merge import shallow_merge
 from composite_store.records.base import from_row
@@ -457,39 +463,28 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def update(conn: Connection) -> Resource:
             current = self._resource_row(conn, resource_id, lock=True)
-            stored_wm = current.working_memory if current is not None else None
-            if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
-                raise ConflictError(
-                    f"working memory of resource {resource_id!r} changed since it was read"
-                )
+            updated = resource_after_update(
+                current,
+                resource_id,
+                working_memory=working_memory,
+                metadata=metadata,
+                now=now,
+                expected_working_memory=expected_working_memory,
+            )
             if current is None:
-                created = Resource.model_construct(
-                    id=resource_id,
-                    working_memory=working_memory,
-                    metadata=metadata,
-                    created_at=now,
-                    updated_at=now,
-                )
                 self.prepared("insert_resource", build_insert).execute(
-                    conn, self.db.values(RESOURCES, created.stored())
+                    conn, self.db.values(RESOURCES, updated.stored())
                 )
-                return created
-            merged = shallow_merge(current.metadata, metadata)
-            self.prepared(("update_resource", set_memory, set_metadata), build_update).execute(
-                conn,
-                {
-                    "rid": resource_id,
-                    "wm": working_memory,
-                    "metadata": merged,
-                    **self.db.timestamp_values(RESOURCES, "updatedAt", now),
-                },
-            )
-            return current.model_copy(
-                update={
-                    "working_memory": working_memory if set_memory else stored_wm,
-                    "metadata": merged,
-                    "updated_at": now,
-                }
-            )
+            else:
+                self.prepared(("update_resource", set_memory, set_metadata), build_update).execute(
+                    conn,
+                    {
+                        "rid": resource_id,
+                        "wm": working_memory,
+                        "metadata": updated.metadata,
+                        **self.db.timestamp_values(RESOURCES, "updatedAt", now),
+                    },
+                )
+            return updated
 
         return await self.db.run(update, write=True)

@@ -19,7 +19,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from composite_store.domains.base import Capabilities
-from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
+from composite_store.domains.memory import (
+    UNSET,
+    MemoryDomain,
+    MessageQuery,
+    ThreadQuery,
+    resource_after_update,
+)
 from composite_store.errors import ConflictError, NotFoundError, UnsupportedOperationError
 from composite_store.merge import shallow_merge
 from composite_store.records.base import Record, now_utc
@@ -444,8 +450,10 @@ class RedisMemory(RedisDomain, MemoryDomain):
             batch = self.batch()
             batch.expect_field(key, "createdAt", created)
             batch.put_record(key, encode_record(_RESOURCES, new))
-            old = None if created is None else decode_record(
-                _RESOURCES, {"id": resource.id, "createdAt": created}
+            old = (
+                None
+                if created is None
+                else decode_record(_RESOURCES, {"id": resource.id, "createdAt": created})
             )
             self.reindex(batch, RESOURCE_INDEXES, old, new)
             return await self.conn.apply(batch) or None
@@ -467,29 +475,14 @@ class RedisMemory(RedisDomain, MemoryDomain):
         async def attempt() -> Resource | None:
             [raw] = await self.conn.read([["HGETALL", key]])
             current = from_stored(Resource, decode_record(_RESOURCES, raw)) if raw else None
-            stored_wm = current.working_memory if current else None
-            if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
-                raise ConflictError(
-                    f"working memory of resource {resource_id!r} changed since it was read"
-                )
-            if current is None:
-                updated = Resource.model_construct(
-                    id=resource_id,
-                    working_memory=working_memory,
-                    metadata=metadata,
-                    created_at=now,
-                    updated_at=now,
-                )
-            else:
-                updated = current.model_copy(
-                    update={
-                        "working_memory": working_memory
-                        if working_memory is not None
-                        else stored_wm,
-                        "metadata": shallow_merge(current.metadata, metadata),
-                        "updated_at": now,
-                    }
-                )
+            updated = resource_after_update(
+                current,
+                resource_id,
+                working_memory=working_memory,
+                metadata=metadata,
+                now=now,
+                expected_working_memory=expected_working_memory,
+            )
             batch = self.batch()
             batch.expect_exists(key, raw is not None and bool(raw))
             for name in ("workingMemory", "metadata", "createdAt"):
@@ -517,7 +510,10 @@ class RedisMemory(RedisDomain, MemoryDomain):
             )
         if table == "resources":
             return await self._export_from(
-                ALL_RESOURCES, cursor, limit, lambda m: self._resource_key(unpack(m)[0]),
+                ALL_RESOURCES,
+                cursor,
+                limit,
+                lambda m: self._resource_key(unpack(m)[0]),
                 _resource,
             )
         return await self._export_messages(cursor, limit)
