@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Found", "ThrowawayDir", "free_port", "reachable", "wait_until"]
+__all__ = ["Found", "ThrowawayDir", "discover", "free_port", "reachable", "wait_until"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,44 @@ class Found:
 
     url: str
     how: str
+
+
+def discover(
+    *,
+    env: str,
+    service: str,
+    docker_template: str,
+    probe: Callable[[str], Awaitable[object]],
+    docker: Callable[[str, str, Callable[[str], Awaitable[object]]], Found | None],
+    local: tuple[str, str] | None = None,
+    throwaway: Callable[[], Found | str] | None = None,
+) -> Found | str:
+    """The server a backend's tests use, in DESIGN.md section 6's order: the URL in ``env``,
+    else the Docker compose ``service`` (where an engine answers), else the ``local`` (URL, how)
+    server, else a ``throwaway`` one; or why there is none. ``docker`` is
+    ``servers.docker.docker_found`` (passed in, so tests can stand in for it)."""
+    from composite_store.errors import redact
+
+    url = os.environ.get(env)
+    if url:
+        failure = reachable(lambda: probe(url))
+        return Found(url, f"{env}={redact(url)}") if failure is None else f"{env}: {failure}"
+    from_docker = docker(service, docker_template, probe)
+    if from_docker is not None:
+        return from_docker
+    reasons = []
+    if local is not None:
+        local_url, how = local
+        failure = reachable(lambda: probe(local_url))
+        if failure is None:
+            return Found(local_url, how)
+        reasons.append(f"no local server ({failure})")
+    if throwaway is not None:
+        started = throwaway()
+        if isinstance(started, Found):
+            return started
+        reasons.append(f"no throwaway server ({started})")
+    return "; ".join(reasons) or f"no server here; set {env}"
 
 
 def free_port() -> int:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 
 import pytest
 from backends import ran, unreachable
 from composite_store_oracle.provision import create_namespace, drop_namespace, store_url
 
-from composite_store.errors import redact
-from servers import Found, reachable
+from servers import Found, discover
 from servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
@@ -33,14 +31,10 @@ async def _probe(url: str) -> None:
 @functools.cache
 def find() -> Found | str:
     """The server to test against, or why there is none (looked up once per process)."""
-    env = os.environ.get(ENV)
-    if env:
-        failure = reachable(lambda: _probe(env))
-        return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
-    docker = docker_found("oracle", DOCKER, _probe)
-    if docker is not None:
-        return docker
-    return f"no Oracle server here; set {ENV}"
+    found = discover(
+        env=ENV, service="oracle", docker_template=DOCKER, probe=_probe, docker=docker_found
+    )
+    return found if isinstance(found, Found) else found.replace("no server", "no Oracle server")
 
 
 def session_url(request: pytest.FixtureRequest) -> str:

@@ -17,8 +17,7 @@ import pytest
 from backends import ran, unreachable
 from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
 
-from composite_store.errors import redact
-from servers import Found, ThrowawayDir, free_port, reachable, run_checked, wait_until
+from servers import Found, ThrowawayDir, discover, free_port, run_checked, wait_until
 from servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
@@ -37,20 +36,15 @@ async def _probe(url: str) -> None:
 @functools.cache
 def find() -> Found | str:
     """The server to test against, or why there is none (looked up once per process)."""
-    env = os.environ.get(ENV)
-    if env:
-        failure = reachable(lambda: _probe(env))
-        return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
-    docker = docker_found("postgres", DOCKER, _probe)
-    if docker is not None:
-        return docker
-    local_failure = reachable(lambda: _probe(LOCAL))
-    if local_failure is None:
-        return Found(LOCAL, "local server 127.0.0.1:5432")
-    started = start_throwaway()
-    if isinstance(started, Found):
-        return started
-    return f"no local server ({local_failure}); no throwaway server ({started})"
+    return discover(
+        env=ENV,
+        service="postgres",
+        docker_template=DOCKER,
+        probe=_probe,
+        docker=docker_found,
+        local=(LOCAL, "local server 127.0.0.1:5432"),
+        throwaway=start_throwaway,
+    )
 
 
 def start_throwaway() -> Found | str:

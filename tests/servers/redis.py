@@ -25,7 +25,7 @@ from composite_store_redis import RedisStore
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
-from servers import Found, ThrowawayDir, reachable, run_checked, wait_until
+from servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
 from servers.docker import docker_found
 
 __all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
@@ -85,16 +85,19 @@ def _start_node(tmp: ThrowawayDir, port: int, *extra: str) -> str | None:
 @functools.cache
 def find() -> Found | str:
     """The standalone server to test against, or why there is none (looked up once)."""
-    env = os.environ.get(ENV)
-    if env:
-        failure = reachable(lambda: _probe(env))
-        return Found(env, f"{ENV}={redact(env)}") if failure is None else f"{ENV}: {failure}"
-    docker = docker_found("redis", DOCKER, _probe)
-    if docker is not None:
-        return docker
-    local_failure = reachable(lambda: _probe(LOCAL))
-    if local_failure is None:
-        return Found(LOCAL, "local server 127.0.0.1:6379 (database 9)")
+    return discover(
+        env=ENV,
+        service="redis",
+        docker_template=DOCKER,
+        probe=_probe,
+        docker=docker_found,
+        local=(LOCAL, "local server 127.0.0.1:6379 (database 9)"),
+        throwaway=_start_throwaway,
+    )
+
+
+def _start_throwaway() -> Found | str:
+    """A throwaway standalone redis-server on a free port; stopped at process exit."""
     tmp = ThrowawayDir("composite-store-redis-")
     port = _free_port_pair()
     failure = _start_node(tmp, port)
@@ -103,7 +106,7 @@ def find() -> Found | str:
         failure = wait_until(lambda: _probe(url), 20)
     if failure is not None:
         tmp.cleanup()
-        return f"no local server ({local_failure}); no throwaway server ({failure})"
+        return failure
     return Found(url, f"throwaway redis-server 127.0.0.1:{port}")
 
 
