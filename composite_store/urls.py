@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode
 
 from composite_store.errors import ValidationError
 
@@ -22,13 +22,16 @@ def scheme_of(url: str) -> str:
 def split_options(url: str, keys: Iterable[str]) -> tuple[str, dict[str, str]]:
     """Remove the query parameters named in ``keys`` from ``url`` and return them apart."""
     wanted = set(keys)
-    parts = urlsplit(url)
-    if not parts.query:
+    # Split by hand: urlunsplit would turn sqlite:////abs/path into sqlite://abs/path.
+    base, _, rest = url.partition("?")
+    query, hash_, fragment = rest.partition("#")
+    if not query:
         return url, {}
     kept, taken = [], {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in parse_qsl(query, keep_blank_values=True):
         if key in wanted:
             taken[key] = value
         else:
             kept.append((key, value))
-    return urlunsplit(parts._replace(query=urlencode(kept))), taken
+    rebuilt = base + (f"?{urlencode(kept)}" if kept else "")
+    return rebuilt + (f"#{fragment}" if hash_ else ""), taken

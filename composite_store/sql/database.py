@@ -171,16 +171,20 @@ class SqlDatabase:
             self.dialect.create_namespace(conn, self.schema)
             self.metadata.create_all(conn, tables=wanted, checkfirst=True)
 
+        await self.run_ddl(ddl)
+        self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
+
+    async def run_ddl(self, fn: Callable[[Connection], None]) -> None:
+        """Run check-then-create DDL (``checkfirst=True``), re-checking when another process
+        created the same object between our check and our CREATE (on servers the two are not
+        atomic, so concurrent ``init()`` calls race)."""
         for attempt in range(DDL_ATTEMPTS):
             try:
-                await self.run(ddl, write=True)
-                break
+                await self.run(fn, write=True)
+                return
             except CompositeStoreError as exc:
-                # Another process created a table between our check and our CREATE (the check
-                # and the DDL are not atomic on servers): check again, which now skips it.
                 if attempt == DDL_ATTEMPTS - 1 or not _created_concurrently(exc):
                     raise
-        self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
 
     async def clear(self, specs: Iterable[TableSpec]) -> None:
         """Delete every row of ``specs``' tables."""

@@ -60,7 +60,7 @@ async def _ensure(db: SqlDatabase) -> sa.Table:
             db.dialect.create_namespace(conn, db.schema)
             tbl.create(conn, checkfirst=True)
 
-        await db.run(create, write=True)
+        await db.run_ddl(create)
         _created.add(db)
     return tbl
 
@@ -83,14 +83,10 @@ async def read_version(db: SqlDatabase, domain: str) -> int | None:
 async def write_version(db: SqlDatabase, domain: str, version: int) -> None:
     """Record ``version`` for ``domain``."""
     tbl = await _ensure(db)
-    values = {"version": version, "updatedAt": now_utc()}
-
-    def write(conn: Connection) -> None:
-        done = conn.execute(tbl.update().where(tbl.c.domain == domain).values(values))
-        if not done.rowcount:
-            conn.execute(tbl.insert().values(domain=domain, **values))
-
-    await db.run(write, write=True)
+    row = {"domain": domain, "version": version, "updatedAt": now_utc()}
+    # An upsert: concurrent init() calls of several processes record the same version.
+    stmt = db.dialect.upsert(tbl, [row], ["domain"], ["version", "updatedAt"])
+    await db.run(lambda conn: conn.execute(stmt), write=True)
 
 
 async def migration_plan(db: SqlDatabase, step: Step) -> list[Statement]:

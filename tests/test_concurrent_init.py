@@ -1,0 +1,57 @@
+"""Several processes calling ``init()`` on one fresh namespace at once all succeed.
+
+On servers the check ("does the table exist?") and the CREATE are two statements, so
+concurrent first starts of an application race; the loser must re-check, not fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import secrets
+from pathlib import Path
+
+import pytest
+
+from composite_store import open_store
+
+PROCESSES = 4
+
+
+def _init(url: str) -> None:
+    async def go() -> None:
+        store = open_store(url)
+        await store.init()
+        await store.close()
+
+    asyncio.run(go())
+
+
+def _url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    prefix = f"race{secrets.token_hex(3)}_"
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'race.db'}?prefix={prefix}"
+    from servers import mariadb, postgres
+
+    module = {"postgres": postgres, "mariadb": mariadb}[backend]
+    return f"{module.session_url(request)}&prefix={prefix}"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "mariadb"])
+def test_concurrent_first_init_succeeds_everywhere(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = _url(backend, request, tmp_path)
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_init, args=(url,)) for _ in range(PROCESSES)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    assert [w.exitcode for w in workers] == [0] * PROCESSES
+
+    async def tables() -> dict[str, bool]:
+        async with open_store(url) as store:
+            return {name: await dom.ping() for name, dom in store.domains.items()}
+
+    assert all(asyncio.run(tables()).values())
