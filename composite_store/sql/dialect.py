@@ -55,6 +55,11 @@ class SqlDialect:
     supports_for_update: ClassVar[bool] = False
     #: The schema tables live in when none is given (PostgreSQL writes ``public`` out).
     default_schema: ClassVar[str | None] = None
+    #: Whether indexes keep the documented DESC directions. InnoDB (MySQL, MariaDB) appends the
+    #: primary key, ascending, to every secondary index, so there an ascending index read
+    #: backwards serves ``ORDER BY "createdAt" DESC, id DESC`` with no sort, and a DESC one
+    #: serves neither direction with the id tie-break (a sort of the whole thread).
+    descending_indexes: ClassVar[bool] = True
     #: What every domain on this backend guarantees.
     capabilities: ClassVar[Capabilities] = Capabilities(
         atomic_batches=True,

@@ -49,7 +49,10 @@ def render_table(
     for index in spec.indexes:
         sa.Index(
             index.name(name),
-            *[table.c[c].desc() if desc else table.c[c] for c, desc in index.columns],
+            *[
+                table.c[c].desc() if desc and dialect.descending_indexes else table.c[c]
+                for c, desc in index.columns
+            ],
             unique=index.unique,
         )
     return table

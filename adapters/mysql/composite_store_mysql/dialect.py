@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
@@ -80,6 +81,9 @@ class MysqlDialect(SqlDialect):
     driver: ClassVar[str] = "asyncmy"
     is_async: ClassVar[bool] = True
     supports_for_update: ClassVar[bool] = True
+    # InnoDB appends the primary key (ascending) to secondary indexes: ascending indexes read
+    # backwards serve the newest-first reads with their id tie-break (see SqlDialect).
+    descending_indexes: ClassVar[bool] = False
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         # Duplicate keys (1062) and other constraint errors, wrapped by SQLAlchemy.
         sa.exc.IntegrityError: ConflictError,
@@ -210,3 +214,9 @@ class MysqlDialect(SqlDialect):
         if isinstance(physical, mysql.LONGTEXT) and self.is_mariadb:
             return frozenset({ColumnType.TEXT, ColumnType.JSON})
         return super().documented_types(physical)
+
+    def index_directions(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> tuple[bool, ...] | None:
+        # Directions are not part of the layout here (``descending_indexes`` is off).
+        return None
