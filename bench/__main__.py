@@ -23,6 +23,7 @@ import shutil
 import statistics
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +70,10 @@ class Report:
     """What one run measured: the table's rows, the skipped backends and the machine's load."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Backends that could not be reached (or whose driver is missing), and why.
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Backends that failed during the run, and how; the others' results are kept.
+    failed: dict[str, str] = field(default_factory=dict)
     load: list[tuple[float, float, float]] = field(default_factory=list)
 
 
@@ -255,6 +259,11 @@ def run(names: list[str], sizes: w.Sizes, reps: int) -> Report:
             report.skipped[name] = f"{type(exc).__name__}: {exc}"
             print(f"# {name}: skipped ({report.skipped[name]})", file=sys.stderr)
             continue
+        except Exception as exc:  # noqa: BLE001 - one backend's failure must not lose the rest
+            report.failed[name] = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+            print(f"# {name}: FAILED ({report.failed[name]})", file=sys.stderr)
+            continue
         report.rows.extend(summarize(backend, results, note))
         report.load.append(os.getloadavg())
         print(f"# {name}: {time.perf_counter() - started:.1f}s, load average "
@@ -291,15 +300,17 @@ def main(argv: list[str] | None = None) -> int:
           f"1-minute load average at start and after each backend: {loads}")
     for name, why in report.skipped.items():
         print(f"skipped {name}: {why}")
+    for name, why in report.failed.items():
+        print(f"FAILED {name}: {why}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"rows": report.rows, "skipped": report.skipped, "peak_mib": peak,
-                       "reps": reps, "sizes": dataclasses.asdict(sizes), "load": report.load},
-                      fh, indent=2)
+            json.dump({"rows": report.rows, "skipped": report.skipped, "failed": report.failed,
+                       "peak_mib": peak, "reps": reps, "sizes": dataclasses.asdict(sizes),
+                       "load": report.load}, fh, indent=2)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(table + "\n")
-    return 0
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":

@@ -156,24 +156,34 @@ async def _redis(scratch: Path) -> Contenders:
 async def _mongodb(scratch: Path) -> Contenders:
     from composite_store_mongodb.connection import parse_url
     from composite_store_mongodb.provision import create_namespace, drop_namespace, store_url
+    from pymongo import AsyncMongoClient
 
     from bench.targets.raw_mongodb import RawMongoTarget
 
     url = await asyncio.to_thread(_server, "mongodb")
+    client: AsyncMongoClient[dict[str, object]] = AsyncMongoClient(parse_url(url)[0])
+    try:
+        info = await client.admin.command("buildInfo")
+    finally:
+        await client.close()
     library, raw, cleanup = await _namespaces(create_namespace, drop_namespace, url)
-    # Without a server named in the environment, the tests' server is SecantusDB: written in
-    # Python, it reads a 10,000-message thread in about a second, so W2L reads are capped.
-    secantus = not os.environ.get("COMPOSITE_STORE_TEST_MONGODB_URL")
     # No $jsonSchema validators: the default for users (the tests turn them on).
     plain = f"{url}{'&' if '?' in url else '?'}validator=false"
+    note, caps, max_reps = "", {}, None
+    if "secantusVersion" in info:
+        # The tests' server: SecantusDB, written in Python. It reads a 10,000-message thread
+        # in about a second, so the W2L reads and the repetitions are capped.
+        note = (f"bound by the test server's own speed (SecantusDB {info['secantusVersion']}, "
+                "a Python implementation)")
+        caps, max_reps = {"long_reads": 20}, 3
     return Contenders(
         library=LibraryTarget(store_url(plain, library)),
         raw=RawMongoTarget(parse_url(url)[0], raw),
         raw_schema_url=store_url(plain, raw),
         cleanup=cleanup,
-        note="bound by the test server's own speed (Python implementation)" if secantus else "",
-        caps={"long_reads": 20} if secantus else {},
-        max_reps=3 if secantus else None,
+        note=note,
+        caps=caps,
+        max_reps=max_reps,
     )
 
 

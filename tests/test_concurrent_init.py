@@ -34,7 +34,8 @@ def _url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     from servers import mariadb, postgres
 
     module = {"postgres": postgres, "mariadb": mariadb}[backend]
-    return f"{module.session_url(request)}&prefix={prefix}"
+    url: str = module.session_url(request)
+    return f"{url}{'&' if '?' in url else '?'}prefix={prefix}"
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres", "mariadb"])

@@ -144,6 +144,13 @@ class RawSqlTarget(Target):
         name = self.q(spec.name(self.prefix))
         return f"{self.q(self.schema)}.{name}" if self.schema else name
 
+    def order(self, spec: TableSpec, *keys: str) -> str:
+        """An ORDER BY list of ``"column DIRECTION"`` keys, each column qualified by its table:
+        a bare name would sort by a select-list alias of the same name (PostgreSQL's
+        ``COALESCE("createdAtZ", ...) AS "createdAt"``), which no index serves."""
+        parts = (key.split(" ") for key in keys)
+        return ", ".join(f"{self.t(spec)}.{self.q(name)} {direction}" for name, direction in parts)
+
     def marks(self, n: int) -> str:
         return ", ".join([self.marker] * n)
 
@@ -299,7 +306,7 @@ class RawSqlTarget(Target):
         return self.statement(
             "newest",
             lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {self.marker} "
-            f"ORDER BY {self.q('createdAt')} DESC, {self.q('id')} DESC "
+            f"ORDER BY {self.order(MESSAGES, 'createdAt DESC', 'id DESC')} "
             f"LIMIT {self.marker} OFFSET {self.marker}",
         )
 
@@ -318,7 +325,7 @@ class RawSqlTarget(Target):
             ("neighbours", op),
             lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {m} AND "
             f"({at} {op} {m} OR ({at} = {m} AND {mid} {op} {m})) "
-            f"ORDER BY {at} {order}, {mid} {order} LIMIT {m}",
+            f"ORDER BY {self.order(MESSAGES, f'createdAt {order}', f'id {order}')} LIMIT {m}",
         )
 
     async def newest_with_window(
@@ -353,11 +360,11 @@ class RawSqlTarget(Target):
         return [r[0] for r in ordered]
 
     async def thread_page(self, resource_id: str, page: int, per_page: int) -> list[str]:
-        rid, at, m = self.q("resourceId"), self.q("createdAt"), self.marker
+        rid, m = self.q("resourceId"), self.marker
         sql = self.statement(
             "threads",
             lambda: f"{self.select(THREADS)} WHERE {rid} = {m} "
-            f"ORDER BY {at} DESC, {self.q('id')} DESC LIMIT {m} OFFSET {m}",
+            f"ORDER BY {self.order(THREADS, 'createdAt DESC', 'id DESC')} LIMIT {m} OFFSET {m}",
         )
         count = self.statement(
             "count_threads", lambda: f"SELECT count(*) FROM {self.t(THREADS)} WHERE {rid} = {m}"
@@ -435,7 +442,8 @@ class RawSqlTarget(Target):
         sql = self.statement(
             "load_snapshot",
             lambda: f"{self.select(SNAPSHOTS)} WHERE {self.q('run_id')} = {m} AND "
-            f"{self.q('workflow_name')} = {m} ORDER BY {self.q('createdAt')} DESC LIMIT 1",
+            f"{self.q('workflow_name')} = {m} "
+            f"ORDER BY {self.order(SNAPSHOTS, 'createdAt DESC')} LIMIT 1",
         )
 
         async def read(tx: Tx) -> list[list[Any]]:
@@ -475,7 +483,7 @@ class RawSqlTarget(Target):
         sql = self.statement(
             "trace",
             lambda: f"{self.select(SPANS)} WHERE {self.q('traceId')} = {self.marker} "
-            f"ORDER BY {self.q('startedAt')} ASC, {self.q('spanId')} ASC",
+            f"ORDER BY {self.order(SPANS, 'startedAt ASC', 'spanId ASC')}",
         )
 
         async def read(tx: Tx) -> list[list[Any]]:
