@@ -167,8 +167,11 @@ async def _mongodb(scratch: Path) -> Contenders:
     finally:
         await client.close()
     library, raw, cleanup = await _namespaces(create_namespace, drop_namespace, url)
-    # No $jsonSchema validators: the default for users (the tests turn them on).
-    plain = f"{url}{'&' if '?' in url else '?'}validator=false"
+    # Servers close connections that stay idle too long (SecantusDB: after 300 s), and one
+    # contender idles for a whole repetition of the other: retire idle pooled connections
+    # first, on both sides. No $jsonSchema validators: the default for users.
+    url = f"{url}{'&' if '?' in url else '?'}maxIdleTimeMS=60000"
+    plain = f"{url}&validator=false"
     note, caps, max_reps = "", {}, None
     if "secantusVersion" in info:
         # The tests' server: SecantusDB, written in Python. It reads a 10,000-message thread

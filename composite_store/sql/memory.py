@@ -320,14 +320,17 @@ class SqlMemory(SqlDomain, MemoryDomain):
             tbl = self.t("messages")
             at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
             mid: Any = sa.bindparam("mid")
+            # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
+            # order from the target and the scan stops after ``limit`` rows; the OR alone makes
+            # planners gather and sort every earlier (later) message of the thread.
             if direction == "<":
-                beyond = sa.or_(
-                    tbl.c.createdAt < at, sa.and_(tbl.c.createdAt == at, tbl.c.id < mid)
+                beyond = sa.and_(
+                    tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid)
                 )
                 ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             else:
-                beyond = sa.or_(
-                    tbl.c.createdAt > at, sa.and_(tbl.c.createdAt == at, tbl.c.id > mid)
+                beyond = sa.and_(
+                    tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid)
                 )
                 ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
             return (
