@@ -10,6 +10,7 @@ import enum
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from composite_store.errors import ValidationError
 
@@ -116,12 +117,21 @@ class TableSpec:
     def column(self, name: str) -> Column:
         return self._by_name[name]
 
-    @property
+    @cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
     def columns_of(self, kind: ColumnType) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns if c.type is kind)
+        return self._columns_of[kind]
+
+    @cached_property
+    def column_types(self) -> tuple[tuple[str, ColumnType], ...]:
+        """(name, type) of every column, in order."""
+        return tuple((c.name, c.type) for c in self.columns)
+
+    @cached_property
+    def _columns_of(self) -> dict[ColumnType, tuple[str, ...]]:
+        return {k: tuple(c.name for c in self.columns if c.type is k) for k in ColumnType}
 
     @property
     def key_columns(self) -> tuple[str, ...]:

@@ -606,8 +606,8 @@ def record_domains(
     script = _big_batches if big_batches else _script
     original = prepared.Prepared.__init__
 
-    def slow(self: prepared.Prepared, stmt: Any, dialect: Dialect) -> None:
-        original(self, stmt, dialect)
+    def slow(self: prepared.Prepared, stmt: Any, dialect: Dialect, *args: Any) -> None:
+        original(self, stmt, dialect, *args)
         self.fast = False
 
     prepared.Prepared.__init__ = slow  # type: ignore[method-assign]

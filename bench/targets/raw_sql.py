@@ -319,12 +319,14 @@ class RawSqlTarget(Target):
         return [r[0] for r in (await self._transaction(read, write=False))[:n]]
 
     def _neighbours_sql(self, op: str) -> str:
+        # The library's shape: a plain createdAt range (which the index serves), then the
+        # (createdAt, id) tie-break.
         order = "DESC" if op == "<" else "ASC"
         at, mid, m = self.q("createdAt"), self.q("id"), self.marker
         return self.statement(
             ("neighbours", op),
             lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {m} AND "
-            f"({at} {op} {m} OR ({at} = {m} AND {mid} {op} {m})) "
+            f"{at} {op}= {m} AND ({at} {op} {m} OR {mid} {op} {m}) "
             f"ORDER BY {self.order(MESSAGES, f'createdAt {order}', f'id {order}')} LIMIT {m}",
         )
 

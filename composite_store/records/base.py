@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import cache
-from typing import Annotated, Any, TypeVar
+from functools import cache, partial
+from typing import Annotated, Any, Self, TypeVar
 
 import pydantic
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticUndefined
 
 from composite_store.errors import ValidationError
 
@@ -65,9 +67,32 @@ class Record(BaseModel):
         arbitrary_types_allowed=False,
     )
 
+    @model_validator(mode="after")
+    def _one_now_for_both_stamps(self) -> Self:
+        # created_at and updated_at both default to now, each from its own clock read: a new
+        # record given neither gets one instant for both (two reads can straddle a ms).
+        given = self.model_fields_set
+        if (
+            "created_at" not in given
+            and "updated_at" not in given
+            and _stamped_now(type(self))
+        ):
+            self.__dict__["updated_at"] = self.__dict__["created_at"]
+        return self
+
     def stored(self) -> dict[str, Any]:
         """The record as stored: documented names, Python values (datetimes stay datetimes)."""
         return self.model_dump(by_alias=True)
+
+
+@cache
+def _stamped_now(model: type[BaseModel]) -> bool:
+    """Whether ``model`` has ``created_at`` and ``updated_at`` fields that default to now."""
+    fields = model.model_fields
+    return all(
+        name in fields and fields[name].default_factory is now_utc
+        for name in ("created_at", "updated_at")
+    )
 
 
 R = TypeVar("R", bound=BaseModel)
@@ -108,8 +133,26 @@ def _describe(exc: pydantic.ValidationError) -> str:
 
 
 @cache
-def _defaults(model: type[BaseModel]) -> tuple[tuple[str, Any], ...]:
-    return tuple((name, info) for name, info in model.model_fields.items())
+def _defaults(
+    model: type[BaseModel],
+) -> tuple[tuple[tuple[str, Any, Callable[[], Any] | None], ...], bool]:
+    """How ``trusted`` fills each field of ``model`` when a row lacks it: (name, default,
+    factory) -- a factory where the default must be made fresh each time -- and whether the
+    model keeps extra fields."""
+    fields: list[tuple[str, Any, Callable[[], Any] | None]] = []
+    for name, info in model.model_fields.items():
+        default: Any = info.default
+        factory: Callable[[], Any] | None = None
+        if info.default_factory is not None:
+            if getattr(info, "default_factory_takes_data", False):
+                raise TypeError(f"{model.__name__}.{name}: a default factory taking data")
+            factory = info.default_factory  # type: ignore[assignment]
+        elif default is PydanticUndefined:
+            default = None  # a required field a trusted row lacks reads as missing
+        elif isinstance(default, (list, dict, set)):
+            factory = partial(copy.deepcopy, default)
+        fields.append((name, default, factory))
+    return tuple(fields), model.model_config.get("extra") == "allow"
 
 
 def trusted(model: type[R], values: dict[str, Any], extra: dict[str, Any] | None = None) -> R:
@@ -117,19 +160,25 @@ def trusted(model: type[R], values: dict[str, Any], extra: dict[str, Any] | None
 
     What ``model_construct`` does, minus its generality: records read from a trusted row need
     not be validated again (DESIGN.md section 8), and this is on every read's hot path.
-    Missing fields take their defaults; ``values`` is used as the instance's ``__dict__``.
+    ``values`` holds field names only (extra fields go in ``extra``); missing fields take
+    their defaults, and ``values`` becomes the instance's ``__dict__``.
     """
     obj = model.__new__(model)
     fields_set = set(values)
-    for name, info in _defaults(model):
-        if name not in values:
-            values[name] = info.get_default(call_default_factory=True, validated_data=values)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
-    allow_extra = model.model_config.get("extra") == "allow"
-    object.__setattr__(obj, "__pydantic_extra__", (extra or {}) if allow_extra else None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    fields, allow_extra = _defaults(model)
+    if len(values) != len(fields):
+        for name, default, factory in fields:
+            if name not in values:
+                values[name] = default if factory is None else factory()
+    _set(obj, "__dict__", values)
+    _set(obj, "__pydantic_fields_set__", fields_set)
+    _set(obj, "__pydantic_extra__", (extra or {}) if allow_extra else None)
+    _set(obj, "__pydantic_private__", None)
     return obj
+
+
+#: Sets an attribute past pydantic's ``__setattr__`` (as ``model_construct`` does).
+_set = object.__setattr__
 
 
 @cache

@@ -86,10 +86,13 @@ class MessageContent(BaseModel):
             except ValueError:
                 value = text
         if isinstance(value, dict):
-            fields = {k: value[k] for k in _CONTENT_FIELDS if k in value}
+            if value.keys() <= _CONTENT_FIELDS:  # the usual case: nothing extra to split off
+                fields, extra = value, {}
+            else:
+                fields = {k: value[k] for k in _CONTENT_FIELDS if k in value}
+                extra = {k: v for k, v in value.items() if k not in _CONTENT_FIELDS}
             fields.setdefault("format", 2)
             fields.setdefault("parts", [])
-            extra = {k: v for k, v in value.items() if k not in _CONTENT_FIELDS}
             return trusted(cls, fields, extra)
         if not isinstance(value, str):
             value = text

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.util import await_only
 
 from composite_store.errors import (
     BackendUnavailableError,
@@ -26,8 +27,9 @@ from composite_store.schema import (
     validate_identifier,
     validate_prefix,
 )
+from composite_store.sql.connections import HeldConnections
 from composite_store.sql.dialect import SqlDialect
-from composite_store.sql.prepared import StatementCache
+from composite_store.sql.prepared import StatementCache, driver_error
 from composite_store.sql.tables import render_tables, shadow
 from composite_store.urls import split_options
 
@@ -79,12 +81,16 @@ class SqlDatabase:
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
         self._executor: ThreadPoolExecutor | None = None
+        #: Async connections kept between operations (see ``sql.connections``).
+        self._held: HeldConnections | None = None
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
         self._created: set[str] = set()
         #: Statements compiled once, run on the driver's cursor (see ``sql.prepared``).
-        self.statements = StatementCache(self.engine.dialect)
+        self.statements = StatementCache(
+            self.engine.dialect, adapt=dialect.statement_dialect, executor=dialect.execute_prepared
+        )
 
     def table(self, base_name: str) -> sa.Table:
         return self.tables[base_name]
@@ -97,12 +103,12 @@ class SqlDatabase:
         A transaction the server aborted as a deadlock victim (or serialization failure) is run
         again from the start, a few times: it rolled back whole, so ``fn`` sees a clean slate.
         """
+        reconnected = False
         with map_errors(self.dialect.error_map):
             for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
                 try:
                     if self.is_async:
-                        async with self.engine.connect() as aconn:  # type: ignore[union-attr]
-                            return await aconn.run_sync(self._transaction, fn, write)
+                        return await self._run_async(fn, write)
                     if self._executor is None:
                         # One worker: SQLite serialises writers anyway, and one thread keeps every
                         # read-modify-write of this process in order.
@@ -112,6 +118,14 @@ class SqlDatabase:
                     loop = asyncio.get_running_loop()
                     return await loop.run_in_executor(self._executor, self._run_sync, fn, write)
                 except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                    if exc.connection_invalidated and not reconnected and self.is_async:
+                        # A held connection the server dropped, found by a statement before
+                        # COMMIT: nothing was applied, so the operation runs again once on a
+                        # fresh connection (a drop during COMMIT raises from _transaction).
+                        reconnected = True
+                        if self._held is not None:
+                            await self._held.discard_idle()
+                        continue
                     if exc.connection_invalidated or _is_connect_error(exc):
                         raise BackendUnavailableError(redact(str(exc.orig))) from exc
                     if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
@@ -133,6 +147,27 @@ class SqlDatabase:
                     ) from exc
             raise AssertionError("unreachable: the last attempt returns or raises")
 
+    async def _run_async(self, fn: Callable[[Connection], T], write: bool) -> T:
+        engine: AsyncEngine = self.engine  # type: ignore[assignment]
+        if self._held is None:
+            self._held = HeldConnections.for_engine(engine)
+            if self._held is None:  # a pool that keeps nothing: check out per operation
+                async with engine.connect() as aconn:
+                    return await aconn.run_sync(self._transaction, fn, write)
+        aconn = await self._held.acquire()
+        interrupted = True
+        try:
+            result = await aconn.run_sync(self._transaction, fn, write)
+            interrupted = False
+            return result
+        except Exception:
+            # _transaction rolled back (release() still drops a connection that is lost or
+            # left in a transaction); only a cancellation leaves the connection mid-statement.
+            interrupted = False
+            raise
+        finally:
+            await self._held.release(aconn, interrupted=interrupted)
+
     def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
         assert isinstance(self.engine, Engine)
         conn = self._worker_conn
@@ -146,6 +181,8 @@ class SqlDatabase:
             raise
 
     def _transaction(self, conn: Connection, fn: Callable[[Connection], T], write: bool) -> T:
+        if self.is_async:
+            return self._driver_transaction(conn, fn, write)
         # Begin SQLAlchemy's own transaction first: statements run on the driver cursor
         # (sql.prepared) do not autobegin it, and commit() must reach the driver.
         if not conn.in_transaction():
@@ -156,8 +193,54 @@ class SqlDatabase:
         except BaseException:
             conn.rollback()
             raise
-        conn.commit()
+        self._commit(conn, conn.commit)
         return result
+
+    def _driver_transaction(
+        self, conn: Connection, fn: Callable[[Connection], T], write: bool
+    ) -> T:
+        """One operation on an async driver, whose statements (``sql.prepared``) begin the
+        driver's transaction implicitly; it is committed on the driver too, one await, since
+        SQLAlchemy's begin/commit bookkeeping costs more than a point read's statement. A
+        statement that went through SQLAlchemy (``conn.execute``) began SQLAlchemy's own
+        transaction, which then ends it (committing the same driver transaction)."""
+        driver: Any = conn.connection.driver_connection
+        self.dialect.begin(conn, write=write)
+        try:
+            result = fn(conn)
+        except BaseException:
+            try:
+                if conn.in_transaction():
+                    conn.rollback()
+                else:
+                    await_only(driver.rollback())
+            except Exception:  # noqa: BLE001 - any failure leaves the connection's state unknown
+                conn.invalidate()  # so it is never reused (the original error is raised)
+            raise
+
+        def commit() -> None:
+            if conn.in_transaction():
+                conn.commit()
+                return
+            try:
+                await_only(driver.commit())
+            except Exception as exc:
+                raise driver_error(conn, exc, "COMMIT", ()) from exc
+
+        self._commit(conn, commit)
+        return result
+
+    @staticmethod
+    def _commit(conn: Connection, commit: Callable[[], None]) -> None:
+        try:
+            commit()
+        except sa.exc.DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise BackendUnavailableError(
+                    "the connection was lost while committing: the operation may or may not "
+                    f"have been applied ({redact(str(exc.orig))})"
+                ) from exc
+            raise
 
     # -- DDL -------------------------------------------------------------------------------------
 
@@ -203,6 +286,9 @@ class SqlDatabase:
     async def dispose(self) -> None:
         """Close the engine if this database created it, and the worker thread."""
         if self.is_async:
+            if self._held is not None:
+                await self._held.close()
+                self._held = None
             if self.owns_engine:
                 await self.engine.dispose()  # type: ignore[misc]
         else:

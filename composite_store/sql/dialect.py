@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
@@ -19,6 +19,7 @@ from sqlalchemy.types import TypeEngine
 from composite_store.domains.base import Capabilities
 from composite_store.errors import CompositeStoreError, ValidationError
 from composite_store.schema import SHADOW_TIMESTAMPS, Column, ColumnType, TableSpec
+from composite_store.sql.prepared import driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -100,6 +101,19 @@ class SqlDialect:
                 ) from None
         parsed.update(options)
         return url, parsed
+
+    def statement_dialect(self, dialect: Dialect) -> Dialect:
+        """The dialect prepared statements (``sql.prepared``) are compiled with, given the
+        engine's; the default is the engine's own."""
+        return dialect
+
+    def execute_prepared(
+        self, conn: Connection, sql: str, params: Any, fetch: bool
+    ) -> tuple[list[Any] | None, int]:
+        """Run one prepared statement (``sql.prepared``) on the operation's connection: the
+        rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
+        the DB-API connection; async backends drive their own driver in one await."""
+        return driver_cursor(conn, sql, params, fetch)
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether the server aborted the operation's transaction in a way that running it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -30,6 +31,12 @@ __all__ = ["SqlDomain"]
 #: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
 #: widest table and the number of compiled batch shapes stays small.
 UPSERT_CHUNK = 100
+
+
+@lru_cache(maxsize=256)
+def _batch_names(columns: tuple[str, ...], n: int) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """(column, bind name) pairs of each row of an ``n``-row batch (see ``SqlDomain.upsert``)."""
+    return tuple(tuple((c, f"{c}__{i}") for c in columns) for i in range(n))
 
 
 class SqlDomain(Domain):
@@ -124,7 +131,10 @@ class SqlDomain(Domain):
                 return self.db.dialect.upsert(tbl, bound, key, update)
 
             prepared = self.prepared(("upsert", base, columns, tuple(key), tuple(keep), n), build)
-            values = {f"{c}__{i}": row[c] for i, row in enumerate(chunk) for c in columns}
+            values = {}
+            for row, names in zip(chunk, _batch_names(columns, n), strict=True):
+                for column, name in names:
+                    values[name] = row[column]
             result.append((prepared, values))
         return result
 

@@ -20,18 +20,58 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
 
-__all__ = ["IN_LIST_LIMIT", "Prepared", "StatementCache", "in_list", "numbered", "params"]
+__all__ = [
+    "IN_LIST_LIMIT",
+    "Executor",
+    "Prepared",
+    "StatementCache",
+    "driver_cursor",
+    "driver_error",
+    "in_list",
+    "numbered",
+    "params",
+]
 
 Processor = Callable[[Any], Any] | None
+
+
+#: Runs one statement on an operation's connection: ``(conn, sql, params, fetch)`` -> (the rows
+#: when ``fetch``, else None; the driver's row count). See ``SqlDialect.execute_prepared``.
+Executor = Callable[[Connection, str, Any, bool], tuple[list[Any] | None, int]]
+
+
+def driver_cursor(
+    conn: Connection, sql: str, params: Any, fetch: bool
+) -> tuple[list[Any] | None, int]:
+    """The default :data:`Executor`: a cursor of the connection's DB-API connection."""
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        return (list(cursor.fetchall()) if fetch else None), int(cursor.rowcount)
+    finally:
+        cursor.close()
 
 
 class Prepared:
     """One statement compiled for one dialect, with its bind and result conversions."""
 
-    __slots__ = ("_binds", "_columns", "_fixed", "_order", "_stmt", "fast", "sql")
+    __slots__ = (
+        "_binds",
+        "_executor",
+        "_fixed",
+        "_keys",
+        "_order",
+        "_processed",
+        "_stmt",
+        "fast",
+        "sql",
+    )
 
-    def __init__(self, stmt: Executable, dialect: Dialect) -> None:
+    def __init__(
+        self, stmt: Executable, dialect: Dialect, executor: Executor = driver_cursor
+    ) -> None:
         self._stmt = stmt
+        self._executor = executor
         compiled = stmt.compile(dialect=dialect)  # type: ignore[attr-defined]
         self.sql: str = compiled.string
         escaped = getattr(compiled, "escaped_bind_names", None) or {}
@@ -46,31 +86,47 @@ class Prepared:
                 self._fixed[name] = bind.value
         positional = compiled.positional
         order = getattr(compiled, "positiontup", None) if positional else None
-        self._order: list[str] | None = [escaped.get(n, n) for n in order] if order else None
+        by_sql_name = {sql_name: (name, process) for sql_name, name, process in self._binds}
+        #: Positional dialects: (caller's name, bind processor) of each placeholder in order.
+        self._order: list[tuple[str, Processor]] | None = (
+            [by_sql_name[escaped.get(n, n)] for n in order] if order is not None else None
+        )
         self.fast = not (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
             or (positional and order is None and binds)
         )
-        #: (label, result processor) of each selected column, for statements returning rows.
-        self._columns: list[tuple[str, Processor]] = []
+        #: The label of each selected column, and (label, result processor) of those whose
+        #: values the driver's do not already match, for statements returning rows.
+        self._keys: list[str] = []
+        self._processed: list[tuple[str, Callable[[Any], Any]]] = []
         selected = getattr(stmt, "selected_columns", None)
         if selected is not None:
             for col in selected:
                 key = col.key if col.key is not None else str(col)
-                self._columns.append((key, col.type.result_processor(dialect, None)))
+                self._keys.append(key)
+                process = col.type.result_processor(dialect, None)
+                if process is not None:
+                    self._processed.append((key, process))
 
     # -- binding -------------------------------------------------------------------------------
 
     def _bound(self, values: Mapping[str, Any]) -> Any:
+        fixed = self._fixed
+        if self._order is not None:
+            ordered = []
+            for name, process in self._order:
+                value = values[name] if name in values else fixed[name]
+                ordered.append(
+                    process(value) if process is not None and value is not None else value
+                )
+            return ordered
         converted: dict[str, Any] = {}
         for sql_name, name, process in self._binds:
-            value = values[name] if name in values else self._fixed[name]
+            value = values[name] if name in values else fixed[name]
             converted[sql_name] = (
                 process(value) if process is not None and value is not None else value
             )
-        if self._order is not None:
-            return tuple(converted[n] for n in self._order)
         return converted
 
     # -- execution -----------------------------------------------------------------------------
@@ -80,14 +136,10 @@ class Prepared:
         if not self.fast:
             return int(conn.execute(self._stmt, dict(values or {})).rowcount)
         bound = self._bound(values or {})
-        cursor = conn.connection.cursor()
         try:
-            cursor.execute(self.sql, bound)
-            return int(cursor.rowcount)
+            return self._executor(conn, self.sql, bound, False)[1]
         except Exception as exc:
-            raise _wrapped(conn, exc, self.sql, bound) from exc
-        finally:
-            cursor.close()
+            raise driver_error(conn, exc, self.sql, bound) from exc
 
     def all(
         self, conn: Connection, values: Mapping[str, Any] | None = None
@@ -96,22 +148,18 @@ class Prepared:
         if not self.fast:
             return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
         bound = self._bound(values or {})
-        cursor = conn.connection.cursor()
         try:
-            cursor.execute(self.sql, bound)
-            raw = cursor.fetchall()
+            raw = self._executor(conn, self.sql, bound, True)[0] or ()
         except Exception as exc:
-            raise _wrapped(conn, exc, self.sql, bound) from exc
-        finally:
-            cursor.close()
-        columns = self._columns
-        return [
-            {
-                key: (process(value) if process is not None else value)
-                for (key, process), value in zip(columns, row, strict=True)
-            }
-            for row in raw
-        ]
+            raise driver_error(conn, exc, self.sql, bound) from exc
+        keys, processed = self._keys, self._processed
+        rows = []
+        for values_row in raw:
+            row = dict(zip(keys, values_row, strict=True))
+            for key, process in processed:
+                row[key] = process(row[key])
+            rows.append(row)
+        return rows
 
     def first(
         self, conn: Connection, values: Mapping[str, Any] | None = None
@@ -122,9 +170,9 @@ class Prepared:
 
     def scalars(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[Any]:
         """The first column of every row."""
-        if not self._columns:
+        if not self._keys:
             raise TypeError("scalars() needs a SELECT")
-        key = self._columns[0][0]
+        key = self._keys[0]
         return [row[key] for row in self.all(conn, values)]
 
     def scalar(self, conn: Connection, values: Mapping[str, Any] | None = None) -> Any:
@@ -133,7 +181,7 @@ class Prepared:
         return found[0] if found else None
 
 
-def _wrapped(conn: Connection, exc: Exception, sql: str, bound: Any) -> Exception:
+def driver_error(conn: Connection, exc: Exception, sql: str, bound: Any) -> Exception:
     """A driver error as SQLAlchemy raises it on ordinary execution (a ``DBAPIError``, the
     connection invalidated on a disconnect), so that error maps, deadlock retries and
     disconnect handling treat the fast path alike. Other exceptions come back unchanged."""
@@ -178,10 +226,25 @@ def numbered(prefix: str, values: Sequence[Any]) -> dict[str, Any]:
 
 
 class StatementCache:
-    """Compiled statements of one database, by key; batch shapes vary, so the cache is bounded."""
+    """Compiled statements of one database, by key; batch shapes vary, so the cache is bounded.
 
-    def __init__(self, dialect: Dialect, size: int = 512) -> None:
-        self._dialect = dialect
+    ``adapt`` turns the engine's dialect into the one statements are compiled with (a backend
+    may prefer another parameter style for its driver); it is called on first use, once the
+    engine has connected and its dialect knows the server. ``executor`` runs them.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        size: int = 512,
+        *,
+        adapt: Callable[[Dialect], Dialect] | None = None,
+        executor: Executor = driver_cursor,
+    ) -> None:
+        self._engine_dialect = dialect
+        self._adapt = adapt
+        self._dialect: Dialect | None = None
+        self._executor = executor
         self._size = size
         self._cache: OrderedDict[Hashable, Prepared] = OrderedDict()
 
@@ -191,7 +254,10 @@ class StatementCache:
         if found is not None:
             self._cache.move_to_end(key)
             return found
-        prepared = Prepared(build(), self._dialect)
+        if self._dialect is None:
+            engine = self._engine_dialect
+            self._dialect = self._adapt(engine) if self._adapt is not None else engine
+        prepared = Prepared(build(), self._dialect, self._executor)
         self._cache[key] = prepared
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)

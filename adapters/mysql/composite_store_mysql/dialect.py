@@ -123,6 +123,14 @@ class MysqlDialect(SqlDialect):
         args: tuple[object, ...] = getattr(exc.orig, "args", ())
         return bool(args) and args[0] in TRANSIENT_ERRORS
 
+    def execute_prepared(
+        self, conn: Connection, sql: str, params: Any, fetch: bool
+    ) -> tuple[list[Any] | None, int]:
+        # docstring inherited
+        from composite_store_mysql.cursor import execute_direct
+
+        return execute_direct(conn, sql, params, fetch)
+
     def begin(self, conn: Connection, *, write: bool) -> None:
         # docstring inherited
         self.is_mariadb = bool(getattr(conn.dialect, "is_mariadb", False))

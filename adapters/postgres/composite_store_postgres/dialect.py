@@ -8,12 +8,13 @@ schema.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
@@ -100,6 +101,22 @@ class PostgresDialect(SqlDialect):
         engine_options.setdefault("hide_parameters", True)
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
         return create_async_engine(url, **engine_options)
+
+    def statement_dialect(self, dialect: Dialect) -> Dialect:
+        # docstring inherited
+        # $n placeholders, which the raw cursor sends as they are (see .cursor).
+        numbered = copy.copy(dialect)
+        numbered.paramstyle = "numeric_dollar"
+        numbered.positional = True
+        return numbered
+
+    def execute_prepared(
+        self, conn: Connection, sql: str, params: Any, fetch: bool
+    ) -> tuple[list[Any] | None, int]:
+        # docstring inherited
+        from composite_store_postgres.cursor import execute_raw
+
+        return execute_raw(conn, sql, params, fetch)
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited

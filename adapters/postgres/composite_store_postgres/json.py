@@ -27,6 +27,8 @@ _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 #: The same in compact JSON text: NUL is always escaped as ``\\u0000`` (unless the backslash
 #: is itself escaped), a surrogate stays raw because ``dumps`` keeps non-ASCII as is.
 _UNSTORABLE_JSON = re.compile(r"[\ud800-\udfff]|(?<!\\)(?:\\\\)*\\u0000")
+#: Lone surrogates alone (a plain character class: fast on long text).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _refuse(found: str, where: str) -> ValidationError:
@@ -43,6 +45,9 @@ def _refuse(found: str, where: str) -> ValidationError:
 
 def check_text(value: str) -> str:
     """Return ``value`` if PostgreSQL can store it as ``TEXT``, else raise ``ValidationError``."""
+    # Substring and ASCII tests first: they are an order of magnitude faster than the scan.
+    if "\x00" not in value and (value.isascii() or _SURROGATE.search(value) is None):
+        return value
     found = _UNSTORABLE_TEXT.search(value)
     if found is not None:
         raise _refuse(found.group(), "a text value")
@@ -52,6 +57,10 @@ def check_text(value: str) -> str:
 def check_json_text(text: str) -> str:
     """Return compact JSON ``text`` if PostgreSQL can store it as ``JSONB``, else raise
     ``ValidationError``."""
+    # The lookbehind scan is slow on long text: run it only when a substring test finds a
+    # candidate (an escaped backslash before "u0000" is not a NUL).
+    if "\\u0000" not in text and (text.isascii() or _SURROGATE.search(text) is None):
+        return text
     found = _UNSTORABLE_JSON.search(text)
     if found is not None:
         raise _refuse(found.group(), "a JSON value")

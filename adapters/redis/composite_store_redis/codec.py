@@ -131,11 +131,17 @@ def decode_value(kind: ColumnType, raw: str) -> Any:
 
 def encode_record(spec: TableSpec, stored: Mapping[str, Any]) -> dict[str, str]:
     """The hash fields of a record given under its stored names; null columns are left out."""
-    return {
-        c.name: encode_value(c.type, stored[c.name])
-        for c in spec.columns
-        if stored.get(c.name) is not None
-    }
+    fields = {}
+    for name, kind in spec.column_types:
+        value = stored.get(name)
+        if value is not None:
+            # Text is the common case: stored as it is, without the type dispatch.
+            fields[name] = (
+                value
+                if kind is ColumnType.TEXT and isinstance(value, str)
+                else encode_value(kind, value)
+            )
+    return fields
 
 
 def decode_record(spec: TableSpec, fields: Mapping[str, str]) -> dict[str, Any]:

@@ -142,10 +142,14 @@ class Keys:
         if not isinstance(prefix, str):
             raise ValidationError(f"invalid key prefix {prefix!r}: expected a string")
         self.prefix = validate_prefix(prefix)
+        self._tables: dict[str, str] = {}
 
     def table(self, base: str) -> str:
         """The physical name of documented table ``base`` (``mastra_threads``)."""
-        return table(base).name(self.prefix)
+        found = self._tables.get(base)
+        if found is None:  # every key names its table: look each up once
+            found = self._tables[base] = table(base).name(self.prefix)
+        return found
 
     def spec(self, base: str) -> TableSpec:
         return table(base)
