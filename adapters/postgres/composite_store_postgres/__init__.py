@@ -7,7 +7,10 @@
     ``options=-c statement_timeout=5000``) is passed to libpq.
 :extra: ``pip install "composite-store[postgres]"`` (installs ``composite-store-postgres``).
 :driver: psycopg 3 in asyncio mode through SQLAlchemy's ``postgresql+psycopg`` async engine
-    (every URL form above is served by it); the pool pre-pings and recycles connections.
+    (every URL form above is served by it). Operations keep their connections between them
+    (``composite_store.sql.connections``): one idle for more than 5 seconds is pinged before
+    use, one older than ``pool_recycle`` replaced, and an operation whose connection the
+    server dropped runs again once on a new one; the pool pre-pings what it hands out.
 
 Layout (DESIGN.md section 9): tables in the given schema, created if missing and always
 written out in statements; ``TIMESTAMP`` columns holding the UTC wall clock, each with a
