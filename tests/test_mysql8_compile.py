@@ -16,9 +16,10 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 pytest.importorskip("composite_store_mysql")
 
-from composite_store.schema import TABLES, ColumnType  # noqa: E402
-from composite_store.sql.tables import render_tables  # noqa: E402
-from composite_store_mysql.dialect import MysqlDialect  # noqa: E402
+from composite_store_mysql.dialect import MysqlDialect
+
+from composite_store.schema import TABLES, ColumnType
+from composite_store.sql.tables import render_tables
 
 
 def mysql8() -> sa.engine.Dialect:
