@@ -81,8 +81,9 @@ class SqlDatabase:
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
         self._executor: ThreadPoolExecutor | None = None
-        #: Async connections kept between operations (see ``sql.connections``).
-        self._held: HeldConnections | None = None
+        #: Async connections kept between operations (see ``sql.connections``); None for
+        #: synchronous drivers and for pools that keep nothing (``NullPool``).
+        self._held = HeldConnections.for_engine(self.engine) if self.is_async else None  # type: ignore[arg-type]
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
@@ -148,22 +149,18 @@ class SqlDatabase:
             raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _run_async(self, fn: Callable[[Connection], T], write: bool) -> T:
-        engine: AsyncEngine = self.engine  # type: ignore[assignment]
-        if self._held is None:
-            self._held = HeldConnections.for_engine(engine)
-            if self._held is None:  # a pool that keeps nothing: check out per operation
-                async with engine.connect() as aconn:
-                    return await aconn.run_sync(self._transaction, fn, write)
+        if self._held is None:  # a pool that keeps nothing: check out per operation
+            engine: AsyncEngine = self.engine  # type: ignore[assignment]
+            async with engine.connect() as aconn:
+                return await aconn.run_sync(self._transaction, fn, write)
         aconn = await self._held.acquire()
-        interrupted = True
+        interrupted = False
         try:
-            result = await aconn.run_sync(self._transaction, fn, write)
-            interrupted = False
-            return result
-        except Exception:
-            # _transaction rolled back (release() still drops a connection that is lost or
-            # left in a transaction); only a cancellation leaves the connection mid-statement.
-            interrupted = False
+            return await aconn.run_sync(self._transaction, fn, write)
+        except BaseException as exc:
+            # On an error _transaction rolled back (release() still drops a connection that is
+            # lost or left in a transaction); only a cancellation leaves it mid-statement.
+            interrupted = not isinstance(exc, Exception)
             raise
         finally:
             await self._held.release(aconn, interrupted=interrupted)
@@ -288,7 +285,6 @@ class SqlDatabase:
         if self.is_async:
             if self._held is not None:
                 await self._held.close()
-                self._held = None
             if self.owns_engine:
                 await self.engine.dispose()  # type: ignore[misc]
         else:

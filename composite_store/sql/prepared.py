@@ -60,7 +60,7 @@ class Prepared:
         "_executor",
         "_fixed",
         "_keys",
-        "_order",
+        "_positional",
         "_processed",
         "_stmt",
         "fast",
@@ -76,7 +76,8 @@ class Prepared:
         self.sql: str = compiled.string
         escaped = getattr(compiled, "escaped_bind_names", None) or {}
         binds: Mapping[str, sa.BindParameter[Any]] = getattr(compiled, "binds", {})
-        #: (name in the SQL, caller's name, bind processor) for every placeholder.
+        #: (name in the SQL, caller's name, bind processor) for every placeholder, in the order
+        #: values are sent: by position on positional dialects (where a name may repeat).
         self._binds: list[tuple[str, str, Processor]] = []
         #: Values SQLAlchemy embedded as binds (LIMIT numbers, constants): name -> value.
         self._fixed: dict[str, Any] = {}
@@ -86,11 +87,10 @@ class Prepared:
                 self._fixed[name] = bind.value
         positional = compiled.positional
         order = getattr(compiled, "positiontup", None) if positional else None
-        by_sql_name = {sql_name: (name, process) for sql_name, name, process in self._binds}
-        #: Positional dialects: (caller's name, bind processor) of each placeholder in order.
-        self._order: list[tuple[str, Processor]] | None = (
-            [by_sql_name[escaped.get(n, n)] for n in order] if order is not None else None
-        )
+        if order is not None:
+            by_sql_name = {b[0]: b for b in self._binds}
+            self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
+        self._positional = order is not None
         self.fast = not (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
@@ -113,21 +113,15 @@ class Prepared:
 
     def _bound(self, values: Mapping[str, Any]) -> Any:
         fixed = self._fixed
-        if self._order is not None:
-            ordered = []
-            for name, process in self._order:
-                value = values[name] if name in values else fixed[name]
-                ordered.append(
-                    process(value) if process is not None and value is not None else value
-                )
-            return ordered
-        converted: dict[str, Any] = {}
-        for sql_name, name, process in self._binds:
+        converted = []
+        for _, name, process in self._binds:
             value = values[name] if name in values else fixed[name]
-            converted[sql_name] = (
-                process(value) if process is not None and value is not None else value
-            )
-        return converted
+            converted.append(process(value) if process is not None and value is not None else value)
+        if self._positional:
+            return converted
+        return {
+            sql_name: value for (sql_name, _, _), value in zip(self._binds, converted, strict=True)
+        }
 
     # -- execution -----------------------------------------------------------------------------
 

@@ -131,17 +131,11 @@ def decode_value(kind: ColumnType, raw: str) -> Any:
 
 def encode_record(spec: TableSpec, stored: Mapping[str, Any]) -> dict[str, str]:
     """The hash fields of a record given under its stored names; null columns are left out."""
-    fields = {}
-    for name, kind in spec.column_types:
-        value = stored.get(name)
-        if value is not None:
-            # Text is the common case: stored as it is, without the type dispatch.
-            fields[name] = (
-                value
-                if kind is ColumnType.TEXT and isinstance(value, str)
-                else encode_value(kind, value)
-            )
-    return fields
+    return {
+        name: encode_value(kind, value)
+        for name, kind in spec.column_types
+        if (value := stored.get(name)) is not None
+    }
 
 
 def decode_record(spec: TableSpec, fields: Mapping[str, str]) -> dict[str, Any]:

@@ -267,17 +267,14 @@ class RedisDomain(Domain):
     ) -> None:
         """Move a record's entries in ``indexes`` from its ``old`` stored values to its ``new``
         ones (None: absent); unchanged entries are rewritten, which renews their TTL."""
-        keys, ttl = self.keys, self.conn.ttl_ms(self.domain) is not None
         for index in indexes:
             before = _entries(index, old) if old is not None else {}
             after = _entries(index, new) if new is not None else {}
             for (values, member), _ in before.items():
                 if (values, member) not in after:
-                    companion = keys.index(index, values, ttl=True) if ttl else None
-                    batch.index_remove(keys.index(index, values), companion, member)
+                    batch.index_remove(*self.index_set(index, values), member)
             for (values, member), score in after.items():
-                companion = keys.index(index, values, ttl=True) if ttl else None
-                batch.index_add(keys.index(index, values), companion, score, member)
+                batch.index_add(*self.index_set(index, values), score, member)
 
     async def optimistic(self, attempt: Callable[[], Awaitable[T | None]], what: str) -> T:
         """Run ``attempt`` (read, build a guarded batch, apply it) until no concurrent writer
