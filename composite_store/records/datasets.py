@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
 from composite_store.records.json import JsonObject, JsonValue, StringList
 
 __all__ = ["Dataset", "DatasetItem", "DatasetItemInput", "DatasetVersion"]
@@ -18,7 +18,7 @@ def _required_json(value: Any) -> Any:
     return value
 
 
-class Dataset(Record):
+class Dataset(StampedRecord):
     """A dataset: named examples for experiments, optionally held to JSON Schemas.
 
     ``version`` counts the item mutations (0 while the dataset is empty and untouched).
@@ -56,7 +56,7 @@ class DatasetItemInput(Record):
         return _required_json(value)
 
 
-class DatasetItem(Record):
+class DatasetItem(StampedRecord):
     """One stored row of an item's history (SCD-2).
 
     The row written at dataset version ``dataset_version`` stays current until the version

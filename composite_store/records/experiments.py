@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
 from composite_store.records.json import JsonObject, JsonValue, StringList
 
 __all__ = [
@@ -23,7 +23,7 @@ ExperimentStatus = Literal["pending", "running", "completed", "failed"]
 ResultStatus = Literal["needs-review", "reviewed", "complete"]
 
 
-class Experiment(Record):
+class Experiment(StampedRecord):
     """One run of a target (agent, workflow, scorer, ...) over a dataset's items."""
 
     id: str = Field(default_factory=uuid4_str, min_length=1)

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from composite_store.records.base import Record, Timestamp, stored, trusted, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, stored, when
+from composite_store.records.trusted import RowReader, row_reader, trusted
 
 __all__ = [
     "CloneResult",
@@ -17,12 +18,13 @@ __all__ = [
     "Resource",
     "Role",
     "Thread",
+    "message_from_row",
 ]
 
 Role = Literal["user", "assistant", "system"]
 
 
-class Thread(Record):
+class Thread(StampedRecord):
     """A conversation thread owned by one resource (user, tenant)."""
 
     id: str = Field(min_length=1)
@@ -67,12 +69,20 @@ class MessageContent(BaseModel):
         return value
 
     def to_json(self) -> str:
-        """Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra stores it."""
+        """Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra stores it.
+
+        What ``model_dump(exclude_none=True)`` gives, without copying ``parts`` first: fields
+        and extra keys that are not None (values inside them are kept as they are).
+        """
+        fields = {k: v for k, v in self.__dict__.items() if v is not None}
+        if self.__pydantic_extra__:
+            fields.update((k, v) for k, v in self.__pydantic_extra__.items() if v is not None)
         return json.dumps(
-            self.model_dump(exclude_none=True),
+            fields,
             separators=(",", ":"),
             ensure_ascii=False,
             allow_nan=False,
+            default=_model_as_json,
         )
 
     @classmethod
@@ -86,13 +96,16 @@ class MessageContent(BaseModel):
             except ValueError:
                 value = text
         if isinstance(value, dict):
+            extra = None
             if value.keys() <= _CONTENT_FIELDS:  # the usual case: nothing extra to split off
-                fields, extra = value, {}
+                fields = value
             else:
                 fields = {k: value[k] for k in _CONTENT_FIELDS if k in value}
                 extra = {k: v for k, v in value.items() if k not in _CONTENT_FIELDS}
-            fields.setdefault("format", 2)
-            fields.setdefault("parts", [])
+            if "format" not in fields:
+                fields["format"] = 2
+            if "parts" not in fields:
+                fields["parts"] = []
             return trusted(cls, fields, extra)
         if not isinstance(value, str):
             value = text
@@ -122,6 +135,26 @@ class Message(Record):
             raise ValueError("must not be blank")
         return value
 
+    def stored_row(self) -> dict[str, Any]:
+        """The stored row: documented names, ``content`` as its JSON text (dumped once)."""
+        row = self.model_dump(by_alias=True, exclude=_CONTENT_ONLY)
+        row["content"] = self.content.to_json()
+        return row
+
+
+_CONTENT_ONLY: set[str] = {"content"}
+
+
+def _model_as_json(value: Any) -> Any:
+    """``json.dumps`` fallback: a model inside content (a part given as a model) as its dict."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: A Message from a trusted stored row or document: content as stored (JSON text or a dict).
+message_from_row: RowReader[Message] = row_reader(Message, content=MessageContent.from_stored)
+
 
 class MessageUpdate(Record):
     """A partial message update: given fields replace, ``content`` and its metadata merge."""
@@ -142,7 +175,7 @@ class MessageUpdate(Record):
         return value
 
 
-class Resource(Record):
+class Resource(StampedRecord):
     """A resource (user, tenant) with its resource-scoped working memory."""
 
     id: str = Field(min_length=1)

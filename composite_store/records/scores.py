@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
 
 __all__ = ["EvalRecord", "EvalType", "Score", "ScoreSource"]
 
@@ -31,7 +31,7 @@ def _json_present(value: Any) -> Any:
     return value
 
 
-class Score(Record):
+class Score(StampedRecord):
     """One scorer result: the score a scorer gave one run (``mastra_scorers``).
 
     ``id`` defaults to a new UUID4. ``input``/``output`` hold any JSON value; ``scorer``

@@ -15,12 +15,18 @@ from types import MappingProxyType
 from typing import Any
 
 from composite_store.errors import ValidationError
-from composite_store.records.base import Record, from_row
+from composite_store.records.base import Record
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetVersion
 from composite_store.records.experiments import Experiment, ExperimentResult
-from composite_store.records.memory import Message, MessageContent, Resource, Thread
+from composite_store.records.memory import (
+    Message,
+    Resource,
+    Thread,
+    message_from_row,
+)
 from composite_store.records.observability import OtelSpan, Span
 from composite_store.records.scores import EvalRecord, Score
+from composite_store.records.trusted import from_row
 from composite_store.records.workflow_definitions import (
     WorkflowDefinition,
     WorkflowDefinitionVersion,
@@ -70,10 +76,9 @@ def record_type(table_name: str) -> type[Record]:
 def row_of(table_name: str, record: Record) -> dict[str, Any]:
     """The stored row of ``record``: column name -> value (datetimes stay datetimes, JSON
     columns stay Python values; message content becomes its JSON text)."""
-    row = record.stored()
     if isinstance(record, Message):
-        row["content"] = record.content.to_json()
-    return row
+        return record.stored_row()
+    return record.stored()
 
 
 def record_from_row(table_name: str, row: Mapping[Any, Any]) -> Record:
@@ -81,7 +86,7 @@ def record_from_row(table_name: str, row: Mapping[Any, Any]) -> Record:
     it back), built without validating it again; absent columns take the model's default."""
     model = record_type(table_name)
     if model is Message and "content" in row:
-        return from_row(model, row, content=MessageContent.from_stored(row["content"]))
+        return message_from_row(row)
     return from_row(model, row)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from composite_store.records.base import Record, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
 from composite_store.records.json import JsonObject, JsonValue, StringList
 
 __all__ = ["WorkflowDefinition", "WorkflowDefinitionVersion"]
 
 
-class WorkflowDefinition(Record):
+class WorkflowDefinition(StampedRecord):
     """A stored workflow definition; ``active_version_id`` names the version in use."""
 
     id: str = Field(default_factory=uuid4_str, min_length=1)

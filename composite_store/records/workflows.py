@@ -6,12 +6,12 @@ from typing import Any
 
 from pydantic import Field
 
-from composite_store.records.base import Record, Timestamp, stored, when
+from composite_store.records.base import StampedRecord, Timestamp, stored, when
 
 __all__ = ["WorkflowRun"]
 
 
-class WorkflowRun(Record):
+class WorkflowRun(StampedRecord):
     """One workflow run: its snapshot (the run state) keyed by (workflow_name, run_id)."""
 
     workflow_name: str = stored("workflow_name", "workflowName", min_length=1)

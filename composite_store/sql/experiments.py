@@ -15,8 +15,8 @@ from composite_store.domains.experiments import (
     ResultQuery,
     ResultUpdate,
 )
-from composite_store.records.base import from_row
 from composite_store.records.experiments import Experiment, ExperimentResult
+from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 

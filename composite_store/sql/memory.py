@@ -24,8 +24,8 @@ from composite_store.domains.memory import (
 )
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.merge import shallow_merge
-from composite_store.records.base import from_row
-from composite_store.records.memory import Message, MessageContent, Resource, Thread
+from composite_store.records.memory import Message, Resource, Thread, message_from_row
+from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import Prepared, in_list, numbered, params
@@ -39,8 +39,6 @@ THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resou
 IN_CHUNK = 100
 
 
-def _message(row: Mapping[str, Any]) -> Message:
-    return from_row(Message, row, content=MessageContent.from_stored(row["content"]))
 
 
 def _range_shape(rng: DateRange | None) -> tuple[str, ...]:
@@ -307,7 +305,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             values.update(offset=query.window.offset, limit=query.window.limit + 1)
 
         def read(conn: Connection) -> tuple[list[Message], int | None]:
-            rows = [_message(r) for r in page.all(conn, values)]
+            rows = [message_from_row(r) for r in page.all(conn, values)]
             total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
@@ -347,7 +345,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             target = self.select_by("messages", "id").first(conn, {"id": message_id})
             if target is None:
                 return []
-            found = [_message(target)]
+            found = [message_from_row(target)]
             values = {
                 "tid": found[0].thread_id,
                 "at": found[0].created_at,
@@ -355,10 +353,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
             }
             if before:
                 rows = self._neighbours("<").all(conn, {**values, "limit": before})
-                found.extend(_message(r) for r in rows)
+                found.extend(message_from_row(r) for r in rows)
             if after:
                 rows = self._neighbours(">").all(conn, {**values, "limit": after})
-                found.extend(_message(r) for r in rows)
+                found.extend(message_from_row(r) for r in rows)
             return found
 
         return await self.db.run(read)
@@ -366,7 +364,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
         return await self.db.run(
             lambda conn: [
-                _message(r)
+                message_from_row(r)
                 for r in self._ids_in(conn, "messages_by_id", "messages", "id", message_ids)
             ]
         )
@@ -374,9 +372,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         rows = []
         for m in messages:
-            stored = m.stored()
-            stored["content"] = m.content.to_json()
-            rows.append(self.db.values(MESSAGES, stored))
+            rows.append(self.db.values(MESSAGES, m.stored_row()))
         targets = sorted({m.thread_id for m in messages})
         ids = [m.id for m in messages]
 

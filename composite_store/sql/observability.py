@@ -20,8 +20,8 @@ from composite_store.domains.observability import (
 )
 from composite_store.domains.observability_filters import TraceFilter
 from composite_store.errors import NotFoundError
-from composite_store.records.base import from_row
 from composite_store.records.observability import OtelSpan, Span
+from composite_store.records.trusted import from_row
 from composite_store.schema import ColumnType, table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import IN_LIST_LIMIT, in_list, numbered

@@ -8,8 +8,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from composite_store.domains.scores import EvalQuery, ScoreQuery, ScoresDomain
-from composite_store.records.base import from_row
 from composite_store.records.scores import EvalRecord, Score
+from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 

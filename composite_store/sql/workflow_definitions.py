@@ -14,7 +14,7 @@ from composite_store.domains.workflow_definitions import (
     VersionQuery,
     WorkflowDefinitionsDomain,
 )
-from composite_store.records.base import from_row
+from composite_store.records.trusted import from_row
 from composite_store.records.workflow_definitions import (
     WorkflowDefinition,
     WorkflowDefinitionVersion,

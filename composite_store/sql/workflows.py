@@ -10,7 +10,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
-from composite_store.records.base import from_row
+from composite_store.records.trusted import from_row
 from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain

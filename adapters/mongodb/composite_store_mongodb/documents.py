@@ -14,7 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from composite_store.records.base import Record, from_row
+from composite_store.records.base import Record
+from composite_store.records.tables import row_of
+from composite_store.records.trusted import from_row
 from composite_store.schema import TableSpec
 
 __all__ = ["NO_ID", "document", "from_document", "literal", "literals"]
@@ -26,8 +28,9 @@ NO_ID: Mapping[str, Any] = {"_id": False}
 
 
 def document(spec: TableSpec, record: Record, **overrides: Any) -> dict[str, Any]:
-    """The document of ``record`` in ``spec``'s collection (every documented field)."""
-    stored = record.stored()
+    """The document of ``record`` in ``spec``'s collection (every documented field; a
+    message's content as its JSON text)."""
+    stored = row_of(spec.base_name, record)
     stored.update(overrides)
     return {name: stored.get(name) for name in spec.column_names}
 

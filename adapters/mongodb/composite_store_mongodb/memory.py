@@ -10,7 +10,12 @@ from pymongo import ASCENDING, DESCENDING, DeleteOne, InsertOne, ReplaceOne, Ret
 
 from composite_store.domains.memory import UNSET, MemoryDomain, MessageQuery, ThreadQuery
 from composite_store.errors import ConflictError, NotFoundError
-from composite_store.records.memory import Message, MessageContent, Resource, Thread
+from composite_store.records.memory import (
+    Message,
+    Resource,
+    Thread,
+    message_from_row,
+)
 from composite_store.schema import table
 from composite_store_mongodb.connection import Document, Session
 from composite_store_mongodb.documents import NO_ID, document, from_document, literal, literals
@@ -25,12 +30,10 @@ THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resou
 SAVE_ATTEMPTS = 5
 
 
-def _message(doc: Document) -> Message:
-    return from_document(Message, doc, content=MessageContent.from_stored(doc["content"]))
 
 
 def _message_doc(m: Message) -> Document:
-    return document(MESSAGES, m, content=m.content.to_json())
+    return document(MESSAGES, m)
 
 
 def _same_working_memory(path: str, expected: Any) -> dict[str, Any]:
@@ -142,7 +145,7 @@ class MongoMemory(MongoDomain, MemoryDomain):
             query.window,
             query.count,
         )
-        return [_message(d) for d in docs], total
+        return [message_from_row(d) for d in docs], total
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         messages = self.c("messages")
@@ -175,14 +178,14 @@ class MongoMemory(MongoDomain, MemoryDomain):
             )
             return [target, *earlier, *later]
 
-        return [_message(d) for d in await self.conn.run(read)]
+        return [message_from_row(d) for d in await self.conn.run(read)]
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
         messages = self.c("messages")
         docs = await self.conn.run(
             lambda _: messages.find({"id": {"$in": list(message_ids)}}, NO_ID).to_list()
         )
-        return [_message(d) for d in docs]
+        return [message_from_row(d) for d in docs]
 
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         threads, coll = self.c("threads"), self.c("messages")

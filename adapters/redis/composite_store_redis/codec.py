@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from composite_store.records.trusted import row_reader
 from composite_store.schema import ColumnType, TableSpec
 from composite_store.types import DateRange
 from composite_store_redis.keys import pack
@@ -151,17 +151,8 @@ def decode_record(spec: TableSpec, fields: Mapping[str, str]) -> dict[str, Any]:
 M = TypeVar("M", bound=BaseModel)
 
 
-@cache
-def _attributes(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """(attribute, stored name) pairs of a record model."""
-    return tuple(
-        (name, info.serialization_alias or name) for name, info in model.model_fields.items()
-    )
-
-
-def from_stored(model: type[M], values: Mapping[str, Any], **overrides: Any) -> M:
+def from_stored(model: type[M], values: Mapping[str, Any]) -> M:
     """Build a record from trusted decoded values without validating them again; columns
-    absent from the hash are None."""
-    data = {attr: values.get(src) for attr, src in _attributes(model)}
-    data.update(overrides)
-    return model.model_construct(**data)
+    absent from the hash (null) are None."""
+    record: M = row_reader(model, absent_is_none=True)(values)
+    return record

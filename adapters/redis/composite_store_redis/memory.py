@@ -30,6 +30,7 @@ from composite_store.errors import ConflictError, NotFoundError, UnsupportedOper
 from composite_store.merge import shallow_merge
 from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
+from composite_store.records.trusted import RowReader, row_reader
 from composite_store.schema import table
 from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
@@ -67,15 +68,14 @@ def _thread(fields: dict[str, str]) -> Thread:
     return from_stored(Thread, decode_record(_THREADS, fields))
 
 
+#: A Message from its decoded hash (content stays JSON text until the record is built).
+_message_of: RowReader[Message] = row_reader(
+    Message, absent_is_none=True, content=MessageContent.from_stored
+)
+
+
 def _message(fields: dict[str, str]) -> Message:
-    values = decode_record(_MESSAGES, fields)
-    return from_stored(Message, values, content=MessageContent.from_stored(values["content"]))
-
-
-def _message_stored(message: Message) -> dict[str, Any]:
-    stored = message.stored()
-    stored["content"] = message.content.to_json()
-    return stored
+    return _message_of(decode_record(_MESSAGES, fields))
 
 
 class RedisMemory(RedisDomain, MemoryDomain):
@@ -367,7 +367,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
                     if before != message.thread_id:
                         batch.delete(old_key)
                     self.reindex(batch, MESSAGE_INDEXES, old, None)
-                stored = _message_stored(message)
+                stored = message.stored_row()
                 batch.put_record(
                     self._message_key(message.thread_id, message.id),
                     encode_record(_MESSAGES, stored),

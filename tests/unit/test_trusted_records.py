@@ -1,0 +1,135 @@
+"""Records built from trusted rows (``records.trusted``) equal validated ones, field for field."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import composite_store.records as records
+from composite_store.records.base import Record, StampedRecord, now_utc
+from composite_store.records.memory import Message, MessageContent, Thread, message_from_row
+from composite_store.records.observability import Span
+from composite_store.records.tables import record_from_row, row_of
+from composite_store.records.trusted import from_row, row_reader, trusted
+
+AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+
+
+def _state(record: BaseModel) -> tuple[Any, ...]:
+    return (
+        type(record),
+        record.__dict__,
+        record.model_fields_set,
+        record.__pydantic_extra__,
+        record.__pydantic_private__,
+    )
+
+
+def _message() -> Message:
+    return Message(
+        id="m1",
+        thread_id="t1",
+        content={"format": 2, "parts": [{"type": "text", "text": "hi"}], "content": "hi"},
+        role="user",
+        created_at=AT,
+        resource_id="r1",
+    )
+
+
+def test_message_from_a_whole_row_equals_the_validated_message() -> None:
+    message = _message()
+    row = message.stored_row()
+    read = message_from_row(row)
+    assert read == message
+    assert _state(read.content) == _state(message.content)
+    assert read.model_fields_set == set(Message.model_fields)
+    assert read.model_dump() == message.model_dump()
+
+
+def test_a_row_lacking_a_column_takes_the_field_default() -> None:
+    row = _message().stored_row()
+    del row["type"], row["resourceId"]
+    read = message_from_row(row)
+    assert read.type == "v2"
+    assert read.resource_id is None
+    assert "type" not in read.model_fields_set
+
+
+def test_absent_is_none_reads_missing_names_as_none() -> None:
+    reader = row_reader(Thread, absent_is_none=True)
+    thread = reader({"id": "t1", "resourceId": "r1", "createdAt": AT, "updatedAt": AT})
+    assert thread.title is None
+    assert thread.metadata is None
+    assert thread.model_fields_set == set(Thread.model_fields)
+
+
+def test_each_record_gets_fresh_containers() -> None:
+    first = trusted(MessageContent, {})
+    second = trusted(MessageContent, {})
+    first.parts.append({"type": "text", "text": "x"})
+    assert second.parts == []
+    assert first.__pydantic_extra__ is not second.__pydantic_extra__
+    a, b = (message_from_row(_message().stored_row()) for _ in range(2))
+    assert a.model_fields_set is not b.model_fields_set
+
+
+def test_a_record_read_back_can_be_changed_like_a_validated_one() -> None:
+    read = message_from_row(_message().stored_row())
+    read.role = "assistant"
+    assert read.role == "assistant"
+    assert read.model_copy(update={"type": "v3"}).type == "v3"
+    read.content.reasoning = "because"  # extra key on content (extra="allow")
+    assert json.loads(read.content.to_json())["reasoning"] == "because"
+
+
+def test_convert_must_name_a_field() -> None:
+    with pytest.raises(TypeError, match="no field"):
+        row_reader(Message, contents=str)
+
+
+def test_every_table_round_trips_through_its_row() -> None:
+    span = Span(
+        trace_id="tr", span_id="sp", name="n", span_type="AGENT_RUN", started_at=AT,
+        attributes={"a": None}, input={"q": 1},
+    )
+    for table, record in (("messages", _message()), ("ai_spans", span),
+                          ("threads", Thread(id="t", resource_id="r"))):
+        read = record_from_row(table, row_of(table, record))
+        assert read == record, table
+        assert from_row(type(record), record.stored()) == record or table == "messages"
+
+
+def test_to_json_matches_model_dump_exclude_none() -> None:
+    content = MessageContent.model_validate(
+        {"parts": [{"type": "text", "text": "é", "x": None}], "metadata": None,
+         "toolInvocations": [{"a": None}], "dropped": None}
+    )
+    assert json.loads(content.to_json()) == content.model_dump(exclude_none=True)
+    assert "é" in content.to_json()
+
+
+def _subclasses(cls: type[Record]) -> list[type[Record]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
+
+
+def test_every_record_with_two_now_stamps_gets_one_instant_for_both() -> None:
+    # A record whose createdAt and updatedAt both default to now must be a StampedRecord,
+    # else a new one can come out with updatedAt a millisecond after createdAt.
+    assert records.Thread in _subclasses(Record)
+    for model in _subclasses(Record):
+        if model is StampedRecord:
+            continue
+        fields = model.model_fields
+        stamped = all(
+            name in fields and fields[name].default_factory is now_utc
+            for name in ("created_at", "updated_at")
+        )
+        assert stamped == issubclass(model, StampedRecord), model.__name__
