@@ -100,8 +100,11 @@ Entry = tuple[str, int | str, str]
 
 
 def iso(value: datetime) -> str:
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    # isoformat is C all the way (strftime is twice as slow); [:-6] drops "+00:00".
+    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def ms(value: datetime) -> int:

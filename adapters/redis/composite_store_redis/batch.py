@@ -138,29 +138,23 @@ class Batch:
 
     def steps(self, *, cluster: bool) -> list[Step]:
         """One step (standalone), or one per slot with the guarded ones first (cluster)."""
-        plan: dict[int, Step] = {}
+        # slot -> (step, the keys it declares: a dict as an ordered set)
+        plan: dict[int, tuple[Step, dict[str, None]]] = {}
 
         def step_of(key: str) -> Step:
             slot = key_slot(key.encode()) if cluster else 0
             found = plan.get(slot)
             if found is None:
-                found = plan[slot] = Step()
-            return found
+                found = plan[slot] = (Step(), {})
+            found[1][key] = None
+            return found[0]
 
-        seen: dict[int, set[str]] = {}
         for key, guard in self._guards:
-            step = step_of(key)
-            step.guards.extend(guard)
-            _declare(step, seen, key)
+            step_of(key).guards.extend(guard)
         for args in self._commands:
-            step = step_of(args[1])
-            step.commands.extend((str(len(args)), *args))
-            _declare(step, seen, args[1])
-        return sorted(plan.values(), key=lambda s: not s.guarded)
-
-
-def _declare(step: Step, seen: dict[int, set[str]], key: str) -> None:
-    keys = seen.setdefault(id(step), set())
-    if key not in keys:
-        keys.add(key)
-        step.keys.append(key)
+            commands = step_of(args[1]).commands
+            commands.append(str(len(args)))
+            commands.extend(args)
+        for step, keys in plan.values():
+            step.keys = list(keys)
+        return sorted((step for step, _ in plan.values()), key=lambda s: not s.guarded)

@@ -299,12 +299,17 @@ def _entries(
     at = stored.get(index.order)
     if at is None:
         return {}
-    choices: list[list[str]] = []
+    partition: list[str] = []
+    tags = False
     for column in index.partition:
         value = stored.get(column)
         if value is None:
             return {}
-        choices.append([str(v) for v in value] if isinstance(value, list) else [str(value)])
+        if isinstance(value, list):
+            tags = True
+        else:
+            value = str(value)
+        partition.append(value)
     ids = [str(stored[c]) for c in index.member]
     if index.lex:
         member, score = nanos_member(int(at), *ids), 0
@@ -313,4 +318,7 @@ def _entries(
             pack(*ids),
             at if at == "+inf" else (millis(at) if isinstance(at, datetime) else int(at)),
         )
+    if not tags:  # the usual record: one entry
+        return {(tuple(partition), member): score}
+    choices = [[str(v) for v in p] if isinstance(p, list) else [p] for p in partition]
     return {(values, member): score for values in itertools.product(*choices)}

@@ -50,11 +50,14 @@ GLOBAL_TAG = "*"
 _ESCAPES = {"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"}
 
 
+_STRUCTURAL = re.compile("[%:{}]")
+
+
 def escape(value: str) -> str:
     """Percent-escape the characters that structure a key (``% : { }``)."""
-    if not any(c in value for c in "%:{}"):
+    if _STRUCTURAL.search(value) is None:  # the usual id: nothing to escape
         return value
-    return "".join(_ESCAPES.get(c, c) for c in value)
+    return _STRUCTURAL.sub(lambda m: _ESCAPES[m.group()], value)
 
 
 # Index members pack several values with NUL between them. NUL and \x01 inside a value become
@@ -66,7 +69,10 @@ _UNPACK = re.compile("\x01([\x01\x02])")
 
 def pack(*values: str) -> str:
     """One sorted-set member from several values, ordered as the tuple of the values."""
-    return "\x00".join(v.translate(_PACK) for v in values)
+    for value in values:
+        if "\x00" in value or "\x01" in value:
+            return "\x00".join(v.translate(_PACK) for v in values)
+    return "\x00".join(values)  # the usual values: nothing to code
 
 
 def unpack(member: str) -> list[str]:
