@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from composite_store.errors import ValidationError
 from composite_store.records.base import validation_error
+from composite_store.records.json import compact_json
 
 __all__ = ["MemorySchema", "dump_object", "parse_object"]
 
@@ -125,6 +126,6 @@ def parse_object(value: object, *, what: str) -> JsonObject:
 def dump_object(value: JsonObject) -> str:
     """Compact JSON text, as Mastra stores schema-mode memory (``JSON.stringify``)."""
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return compact_json(value)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"working memory is not JSON-serialisable: {exc}") from exc

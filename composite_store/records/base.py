@@ -26,6 +26,9 @@ __all__ = [
 
 def to_utc_ms(value: datetime) -> datetime:
     """Return ``value`` in UTC truncated to milliseconds; a naive datetime is refused."""
+    if value.tzinfo is UTC:  # the usual value (every record read back): no conversion
+        extra = value.microsecond % 1000
+        return value.replace(microsecond=value.microsecond - extra) if extra else value
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(
             "naive datetime: pass a timezone-aware datetime (e.g. datetime.now(UTC)) "

@@ -77,13 +77,7 @@ class MessageContent(BaseModel):
         fields = {k: v for k, v in self.__dict__.items() if v is not None}
         if self.__pydantic_extra__:
             fields.update((k, v) for k, v in self.__pydantic_extra__.items() if v is not None)
-        return json.dumps(
-            fields,
-            separators=(",", ":"),
-            ensure_ascii=False,
-            allow_nan=False,
-            default=_model_as_json,
-        )
+        return _content_json(fields)
 
     @classmethod
     def from_stored(cls, text: str | dict[str, Any]) -> MessageContent:
@@ -150,6 +144,12 @@ def _model_as_json(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: ``compact_json`` that also dumps a model found inside content.
+_content_json = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_model_as_json
+).encode
 
 
 #: A Message from a trusted stored row or document: content as stored (JSON text or a dict).

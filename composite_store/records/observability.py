@@ -3,13 +3,13 @@ OpenTelemetry spans (``mastra_traces``)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, Timestamp, stored, when
+from composite_store.records.json import compact_json
 
 __all__ = [
     "INT64_MAX",
@@ -237,6 +237,6 @@ class OtelSpan(Record):
             return value
         try:
             # Compact, like Mastra's JSON.stringify.
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            return compact_json(value)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"must be JSON text or a JSON-serializable value ({exc})") from exc

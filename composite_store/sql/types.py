@@ -10,12 +10,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from composite_store.records.json import compact_json
+
 __all__ = ["IsoTimestamp", "JsonText", "UtcTimestamp", "dumps", "loads_json", "format_iso_ms"]
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+#: Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
+dumps = compact_json
 
 
 def loads_json(value: Any) -> Any:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from composite_store.records.json import compact_json
 from composite_store.records.trusted import row_reader
 from composite_store.schema import ColumnType, TableSpec
 from composite_store.types import DateRange
@@ -61,9 +62,8 @@ HOLDS: dict[str, frozenset[ColumnType]] = {
 }
 
 
-def dump_json(value: Any) -> str:
-    """Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra writes it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+#: Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra writes it.
+dump_json = compact_json
 
 
 def iso(value: datetime) -> str:

@@ -267,6 +267,8 @@ class RedisDomain(Domain):
     ) -> None:
         """Move a record's entries in ``indexes`` from its ``old`` stored values to its ``new``
         ones (None: absent); unchanged entries are rewritten, which renews their TTL."""
+        if old is None and new is None:
+            return
         for index in indexes:
             before = _entries(index, old) if old is not None else {}
             after = _entries(index, new) if new is not None else {}
