@@ -113,13 +113,15 @@ async def plans(name: str) -> str:
                 def missing(key: Hashable = key) -> Any:
                     raise LookupError(f"the library did not compile {key!r}")
 
-                # The statement exactly as the library compiled and ran it.
+                # The statement exactly as the library compiled and ran it, explained with the
+                # values the library binds, through the library's own executor.
                 prepared: Prepared = db.statements.get(key, missing)
-                # Prepared._bound: the driver parameters the library itself would send.
-                bound = prepared._bound(values("long", target.created_at))
+                bound = values("long", target.created_at)
 
-                def explain(conn: Connection, sql: str = prepared.sql, args: Any = bound) -> Any:
-                    return conn.exec_driver_sql(explain_sql(dialect, sql), args).fetchall()
+                def explain(
+                    conn: Connection, prepared: Prepared = prepared, args: Any = bound
+                ) -> Any:
+                    return prepared.run_variant(conn, explain_sql(dialect, prepared.sql), args)
 
                 rows = await db.run(explain)
                 out.append(f"\n### {title}\n\n```sql\n{prepared.sql.strip()}\n```\n\n```")

@@ -273,8 +273,10 @@ class RecordingConnection:
             return _Result([])
         spec = None
         for found in statement.get_final_froms():
-            element = getattr(found, "element", found)
-            spec = self._specs.get(str(getattr(element, "name", ""))) or spec
+            # A table, an alias of one, or a join (the include window joins its ids back).
+            for element in sa.sql.util.find_tables(found, include_aliases=True):
+                element = getattr(element, "element", element)
+                spec = self._specs.get(str(getattr(element, "name", ""))) or spec
         row: dict[str, Any] = {}
         for col in selected:
             key = col.key if col.key is not None else str(col)

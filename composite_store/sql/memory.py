@@ -331,11 +331,22 @@ class SqlMemory(SqlDomain, MemoryDomain):
                     tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid)
                 )
                 ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            return (
-                self._select("messages")
+            # The ids first, then their rows: a query of ids alone is served by the index
+            # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
+            # the target and stops after ``limit`` entries. Asked for every column at once,
+            # MariaDB reads the thread from its far end up to the target instead: half of a
+            # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
+            ids = (
+                sa.select(tbl.c.id)
                 .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
                 .order_by(*ordering)
                 .limit(sa.bindparam("limit"))
+                .subquery("neighbour_ids")
+            )
+            return (
+                self._select("messages")
+                .join_from(tbl, ids, tbl.c.id == ids.c.id)
+                .order_by(*ordering)
             )
 
         return self.prepared(("neighbours", direction), build)

@@ -155,6 +155,18 @@ class Prepared:
             rows.append(row)
         return rows
 
+    def run_variant(
+        self, conn: Connection, sql: str, values: Mapping[str, Any] | None = None
+    ) -> list[Any]:
+        """Run ``sql``, this statement's SQL in another form (``EXPLAIN`` + :attr:`sql`), with
+        the values this statement would bind, the way it runs; the driver's rows as they
+        come (``python -m bench.explain`` explains the exact statements this way)."""
+        bound = self._bound(values or {})
+        try:
+            return self._executor(conn, sql, bound, True)[0] or []
+        except Exception as exc:
+            raise driver_error(conn, exc, sql, bound) from exc
+
     def first(
         self, conn: Connection, values: Mapping[str, Any] | None = None
     ) -> dict[str, Any] | None:
