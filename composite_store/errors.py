@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from types import TracebackType
 
 __all__ = [
     "AdapterNotInstalledError",
@@ -69,19 +69,35 @@ def redact(text: str) -> str:
     return _SECRET_PARAMS.sub(r"\1***", text)
 
 
-@contextmanager
-def map_errors(mapping: Mapping[type[BaseException], type[CompositeStoreError]]) -> Iterator[None]:
+def map_errors(mapping: Mapping[type[BaseException], type[CompositeStoreError]]) -> _ErrorMap:
     """Re-raise driver exceptions as composite-store errors, keeping the cause.
 
     The first matching entry of ``mapping`` (in order) wins; our own errors pass through.
     Messages are redacted so that credentials never leave through an error.
     """
-    try:
-        yield
-    except CompositeStoreError:
-        raise
-    except tuple(mapping) as exc:
-        for source, target in mapping.items():
+    return _ErrorMap(mapping)
+
+
+class _ErrorMap:
+    """The context manager of :func:`map_errors`: a plain class, since every operation (and
+    every Redis round trip) enters one and ``contextlib.contextmanager`` costs a generator."""
+
+    __slots__ = ("mapping",)
+
+    def __init__(self, mapping: Mapping[type[BaseException], type[CompositeStoreError]]) -> None:
+        self.mapping = mapping
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is None or isinstance(exc, CompositeStoreError):
+            return
+        for source, target in self.mapping.items():
             if isinstance(exc, source):
                 raise target(redact(str(exc))) from exc
-        raise  # pragma: no cover - unreachable: one entry matched

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from composite_store.domains.base import Domain
 from composite_store.errors import DomainNotConfiguredError, ValidationError
@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from composite_store.domains.workflows import WorkflowsDomain
 
 __all__ = ["Store"]
-
-D = TypeVar("D", bound=Domain)
-
 
 class Store:
     """The domains served by one backend.
@@ -60,13 +57,14 @@ class Store:
         """The domains this store offers, by key."""
         return dict(self._domains)
 
-    def _require(self, name: str, kind: type[D]) -> D:
-        found = self.get(name)
+    def _require(self, name: str) -> Domain:
+        # On every operation's path (store.memory.list_messages...): a dict lookup. The domain
+        # under a key is of that key's type, checked when the store was built.
+        found = self._domains.get(name)
         if found is None:
             raise DomainNotConfiguredError(
                 f"domain {name!r} is not configured: {self._missing_hint(name)}"
             )
-        assert isinstance(found, kind)
         return found
 
     def _missing_hint(self, name: str) -> str:
@@ -75,51 +73,37 @@ class Store:
     @property
     def memory(self) -> MemoryDomain:
         """Threads, messages and resources."""
-        from composite_store.domains.memory import MemoryDomain
-
-        return self._require("memory", MemoryDomain)
+        return cast("MemoryDomain", self._require("memory"))
 
     @property
     def workflows(self) -> WorkflowsDomain:
         """Workflow run snapshots."""
-        from composite_store.domains.workflows import WorkflowsDomain
-
-        return self._require("workflows", WorkflowsDomain)
+        return cast("WorkflowsDomain", self._require("workflows"))
 
     @property
     def scores(self) -> ScoresDomain:
         """Scorer results and eval results."""
-        from composite_store.domains.scores import ScoresDomain
-
-        return self._require("scores", ScoresDomain)
+        return cast("ScoresDomain", self._require("scores"))
 
     @property
     def observability(self) -> ObservabilityDomain:
         """AI spans and traces, and OpenTelemetry spans."""
-        from composite_store.domains.observability import ObservabilityDomain
-
-        return self._require("observability", ObservabilityDomain)
+        return cast("ObservabilityDomain", self._require("observability"))
 
     @property
     def workflow_definitions(self) -> WorkflowDefinitionsDomain:
         """Workflow definitions and their numbered versions (beta)."""
-        from composite_store.domains.workflow_definitions import WorkflowDefinitionsDomain
-
-        return self._require("workflow_definitions", WorkflowDefinitionsDomain)
+        return cast("WorkflowDefinitionsDomain", self._require("workflow_definitions"))
 
     @property
     def datasets(self) -> DatasetsDomain:
         """Datasets, their versioned items and their version log."""
-        from composite_store.domains.datasets import DatasetsDomain
-
-        return self._require("datasets", DatasetsDomain)
+        return cast("DatasetsDomain", self._require("datasets"))
 
     @property
     def experiments(self) -> ExperimentsDomain:
         """Experiments and their per-item results."""
-        from composite_store.domains.experiments import ExperimentsDomain
-
-        return self._require("experiments", ExperimentsDomain)
+        return cast("ExperimentsDomain", self._require("experiments"))
 
     def __getattr__(self, name: str) -> Any:
         # Domains whose contracts live in their own modules (scores, observability, ...).
