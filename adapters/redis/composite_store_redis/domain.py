@@ -312,14 +312,13 @@ def _entries(
         else:
             value = str(value)
         partition.append(value)
-    ids = [str(stored[c]) for c in index.member]
+    ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
     if index.lex:
         member, score = nanos_member(int(at), *ids), 0
+    elif isinstance(at, datetime):
+        member, score = pack(*ids), millis(at)
     else:
-        member, score = (
-            pack(*ids),
-            at if at == "+inf" else (millis(at) if isinstance(at, datetime) else int(at)),
-        )
+        member, score = pack(*ids), (at if at == "+inf" else int(at))
     if not tags:  # the usual record: one entry
         return {(tuple(partition), member): score}
     choices = [[str(v) for v in p] if isinstance(p, list) else [p] for p in partition]

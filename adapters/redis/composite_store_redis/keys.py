@@ -47,6 +47,8 @@ __all__ = [
 
 #: The hash tag of an index without partition (one key for the whole table).
 GLOBAL_TAG = "*"
+#: Index keys ``Keys.index`` keeps once built (all are dropped when full: a cheap bound).
+_INDEX_KEYS_KEPT = 4096
 _ESCAPES = {"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"}
 
 
@@ -149,6 +151,7 @@ class Keys:
             raise ValidationError(f"invalid key prefix {prefix!r}: expected a string")
         self.prefix = validate_prefix(prefix)
         self._tables: dict[str, str] = {}
+        self._index_keys: dict[tuple[object, ...], str] = {}
 
     def table(self, base: str) -> str:
         """The physical name of documented table ``base`` (``mastra_threads``)."""
@@ -171,12 +174,22 @@ class Keys:
 
     def index(self, index: SortedIndex, values: Sequence[str], *, ttl: bool = False) -> str:
         """The sorted set of ``index`` for partition ``values`` (or its expiry companion)."""
+        # A write names the same sets again and again (a trace's spans, a thread's messages,
+        # the whole-table sets): built keys are kept, a bounded number of them.
+        cache_key = (index.table, index.name, ttl, *values)
+        found = self._index_keys.get(cache_key)
+        if found is not None:
+            return found
         if len(values) != len(index.partition):
             raise AssertionError(f"{index.name}: expected {len(index.partition)} partition values")
         tag = escape(values[0]) if values else GLOBAL_TAG
         rest = "".join(":" + escape(v) for v in values[1:])
         kind = f"{index.name}:ttl" if ttl else index.name
-        return f"{self.table(index.table)}:{kind}:{{{tag}}}{rest}"
+        key = f"{self.table(index.table)}:{kind}:{{{tag}}}{rest}"
+        if len(self._index_keys) >= _INDEX_KEYS_KEPT:
+            self._index_keys.clear()
+        self._index_keys[cache_key] = key
+        return key
 
     def pointer(self, base: str, name: str, value: str) -> str:
         """A lookup key (``T:<name>:{value}``): which group holds the record ``value``."""
