@@ -319,15 +319,17 @@ class RawSqlTarget(Target):
         return [r[0] for r in (await self._transaction(read, write=False))[:n]]
 
     def _neighbours_sql(self, op: str) -> str:
-        # The library's shape: a plain createdAt range (which the index serves), then the
-        # (createdAt, id) tie-break.
+        # The library's shape: the ids first (a plain createdAt range, which the index serves,
+        # then the (createdAt, id) tie-break), then their rows.
         order = "DESC" if op == "<" else "ASC"
-        at, mid, m = self.q("createdAt"), self.q("id"), self.marker
+        at, mid, m, tbl = self.q("createdAt"), self.q("id"), self.marker, self.t(MESSAGES)
+        ordering = self.order(MESSAGES, f"createdAt {order}", f"id {order}")
         return self.statement(
             ("neighbours", op),
-            lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {m} AND "
-            f"{at} {op}= {m} AND ({at} {op} {m} OR {mid} {op} {m}) "
-            f"ORDER BY {self.order(MESSAGES, f'createdAt {order}', f'id {order}')} LIMIT {m}",
+            lambda: f"{self.select(MESSAGES)} JOIN (SELECT {mid} AS neighbour_id FROM {tbl} "
+            f"WHERE {self.q('thread_id')} = {m} AND {at} {op}= {m} AND ({at} {op} {m} OR "
+            f"{mid} {op} {m}) ORDER BY {ordering} LIMIT {m}) AS neighbour_ids "
+            f"ON {tbl}.{mid} = neighbour_ids.neighbour_id ORDER BY {ordering}",
         )
 
     async def newest_with_window(
