@@ -152,18 +152,14 @@ def decode_value(kind: ColumnType, raw: str) -> Any:
     return raw if decode is None else decode(raw)
 
 
+_Encoders = tuple[tuple[str, Callable[[Any], str]], ...]
+_Decoders = tuple[tuple[str, Callable[[str], Any] | None], ...]
 #: Per table: (spec, its columns' encoders, their decoders). Keyed by base name, not by the
 #: spec: a frozen dataclass hashes every field on each lookup.
-_CODECS: dict[str, tuple[TableSpec, tuple[Any, ...], tuple[Any, ...]]] = {}
+_CODECS: dict[str, tuple[TableSpec, _Encoders, _Decoders]] = {}
 
 
-def _codec(
-    spec: TableSpec,
-) -> tuple[
-    TableSpec,
-    tuple[tuple[str, Callable[[Any], str]], ...],
-    tuple[tuple[str, Callable[[str], Any] | None], ...],
-]:
+def _codec(spec: TableSpec) -> tuple[TableSpec, _Encoders, _Decoders]:
     found = _CODECS.get(spec.base_name)
     if found is None or found[0] is not spec:
         found = _CODECS[spec.base_name] = (
