@@ -11,13 +11,15 @@ write the module and append its dotted name to :data:`COMMANDS`::
         parser.set_defaults(handler=run)
 
 Exit statuses: 0 success, 1 a composite-store error (printed to stderr, credentials redacted),
-2 a usage error (argparse), 130 interrupted.
+2 a usage error (argparse), 130 interrupted, 141 the reader of its output went away (a
+closed pipe, ``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
@@ -104,13 +106,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except CompositeStoreError as exc:
         print(f"{PROG}: error: {redact(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`composite-store inspect URL | head`): stop quietly, as cat
+        # does. What is left in stdout's buffer goes to /dev/null so that flushing it at exit
+        # cannot raise again (the recipe of Python's signal module documentation).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, the status of a writer the pipe ended
 
 
 if __name__ == "__main__":

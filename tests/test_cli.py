@@ -206,3 +206,24 @@ def test_error_exit_status_as_a_process(_clean_routing: Path) -> None:
     assert done.returncode == 1
     assert "no adapter for URL scheme 'nosuchscheme'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(_clean_routing: Path) -> None:
+    # `composite-store demo | head -1`: the pipe closes after the first line. Unbuffered, so
+    # that the first line arrives while the demo still has lines to write.
+    process = subprocess.Popen(
+        [_console_script(), "demo"],
+        cwd=_clean_routing,
+        env={**_clean_env(), "PYTHONUNBUFFERED": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    errors = process.stderr.read().decode()
+    status = process.wait(timeout=120)
+    assert first.startswith(b"composite-store ")
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors
+    assert status == 141
