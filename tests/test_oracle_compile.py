@@ -802,3 +802,25 @@ def test_in_lists_stay_within_oracles_limit() -> None:
         }
     )
     assert not too_long, f"IN lists of more than 1000 values in: {too_long}"
+
+
+@pytest.mark.parametrize("version", VERSION_PARAMS)
+def test_fix_statements_are_oracle_ddl(version: tuple[int, ...]) -> None:
+    # What `composite-store inspect` prints next to a drifted Oracle table must run there:
+    # ADD (column type), MODIFY (column ...), never ADD COLUMN / ALTER COLUMN.
+    from composite_store.drift import Difference, Kind
+    from composite_store.schema import table
+    from composite_store.sql.fixes import fix_statement
+
+    store = OracleStore("oracle://u@127.0.0.1:1/?schema=agents")
+    db = store.database
+    configure(db.engine.dialect, version)
+    threads = table("threads")
+    metadata, title = threads.column("metadata"), threads.column("title")
+    added = fix_statement(db, Difference(Kind.MISSING_COLUMN, threads, "missing", column=metadata))
+    assert re.fullmatch(r'ALTER TABLE agents\.mastra_threads ADD \(metadata \w+(\(\d+\))?\)', added)
+    changed = fix_statement(
+        db, Difference(Kind.NULLABILITY, threads, "nullable", column=title, nullable=False)
+    )
+    assert changed.startswith("ALTER TABLE agents.mastra_threads MODIFY (title ")
+    assert "ADD COLUMN" not in added and "ALTER COLUMN" not in changed

@@ -224,6 +224,12 @@ class SqlDialect:
     #: cannot: its fix is a fresh table filled by ``composite-store copy``).
     alter_table_in_place: ClassVar[bool] = True
 
+    def add_column(self, table: str, column: str, type_sql: str, nullable: bool) -> str:
+        """The statement adding ``column`` (quoted) of ``type_sql`` to ``table`` (quoted);
+        the default is standard SQL (PostgreSQL, MySQL/MariaDB, SQLite)."""
+        null = "" if nullable else " NOT NULL"
+        return f"ALTER TABLE {table} ADD COLUMN {column} {type_sql}{null}"
+
     def alter_column(
         self, table: str, column: str, type_sql: str, nullable: bool, *, retype: bool
     ) -> str:

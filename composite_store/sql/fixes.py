@@ -47,8 +47,7 @@ def fix_statement(db: SqlDatabase, difference: Difference) -> str:
         assert difference.column is not None
         col = tbl.c[difference.column.name]
         quoted, type_sql = column_sql(col)
-        null = "" if col.nullable else " NOT NULL"
-        return f"ALTER TABLE {name} ADD COLUMN {quoted} {type_sql}{null}"
+        return db.dialect.add_column(name, quoted, type_sql, bool(col.nullable))
     if kind in (Kind.COLUMN_TYPE, Kind.NULLABILITY):
         assert difference.column is not None
         if not db.dialect.alter_table_in_place:

@@ -257,6 +257,12 @@ class OracleDialect(SqlDialect):
         # docstring inherited
         return _check_identifier(f"{table}_{'_'.join(c.lower() for c in columns)}_key")
 
+    def add_column(self, table: str, column: str, type_sql: str, nullable: bool) -> str:
+        # docstring inherited
+        # Oracle: ADD (column type [NOT NULL]), no COLUMN keyword.
+        null = "" if nullable else " NOT NULL"
+        return f"ALTER TABLE {table} ADD ({column} {type_sql}{null})"
+
     def alter_column(
         self, table: str, column: str, type_sql: str, nullable: bool, *, retype: bool
     ) -> str:
