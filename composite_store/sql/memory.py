@@ -39,8 +39,6 @@ THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resou
 IN_CHUNK = 100
 
 
-
-
 def _range_shape(rng: DateRange | None) -> tuple[str, ...]:
     """Which bounds a date range has, and how (the part of a statement's shape it decides)."""
     if rng is None:

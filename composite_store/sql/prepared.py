@@ -125,15 +125,22 @@ class Prepared:
 
     # -- execution -----------------------------------------------------------------------------
 
+    def _run(
+        self, conn: Connection, sql: str, values: Mapping[str, Any] | None, fetch: bool
+    ) -> tuple[list[Any] | None, int]:
+        """``sql`` with this statement's binds of ``values``, on the executor; a driver error
+        raised as SQLAlchemy raises it (:func:`driver_error`)."""
+        bound = self._bound(values or {})
+        try:
+            return self._executor(conn, sql, bound, fetch)
+        except Exception as exc:
+            raise driver_error(conn, exc, sql, bound) from exc
+
     def execute(self, conn: Connection, values: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; return the driver's row count."""
         if not self.fast:
             return int(conn.execute(self._stmt, dict(values or {})).rowcount)
-        bound = self._bound(values or {})
-        try:
-            return self._executor(conn, self.sql, bound, False)[1]
-        except Exception as exc:
-            raise driver_error(conn, exc, self.sql, bound) from exc
+        return self._run(conn, self.sql, values, False)[1]
 
     def all(
         self, conn: Connection, values: Mapping[str, Any] | None = None
@@ -141,11 +148,7 @@ class Prepared:
         """Run a SELECT and return every row as a dict of converted values by column key."""
         if not self.fast:
             return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
-        bound = self._bound(values or {})
-        try:
-            raw = self._executor(conn, self.sql, bound, True)[0] or ()
-        except Exception as exc:
-            raise driver_error(conn, exc, self.sql, bound) from exc
+        raw = self._run(conn, self.sql, values, True)[0] or ()
         keys, processed = self._keys, self._processed
         rows = []
         for values_row in raw:
@@ -161,11 +164,7 @@ class Prepared:
         """Run ``sql``, this statement's SQL in another form (``EXPLAIN`` + :attr:`sql`), with
         the values this statement would bind, the way it runs; the driver's rows as they
         come (``python -m bench.explain`` explains the exact statements this way)."""
-        bound = self._bound(values or {})
-        try:
-            return self._executor(conn, sql, bound, True)[0] or []
-        except Exception as exc:
-            raise driver_error(conn, exc, sql, bound) from exc
+        return self._run(conn, sql, values, True)[0] or []
 
     def first(
         self, conn: Connection, values: Mapping[str, Any] | None = None

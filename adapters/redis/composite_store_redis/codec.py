@@ -26,10 +26,8 @@ __all__ = [
     "ENCODINGS",
     "HOLDS",
     "decode_record",
-    "decode_value",
     "dump_json",
     "encode_record",
-    "encode_value",
     "from_stored",
     "iso",
     "millis",
@@ -139,17 +137,6 @@ _DECODERS: dict[ColumnType, Callable[[str], Any] | None] = {
     ColumnType.INTEGER: int,
     ColumnType.BIGINT: int,
 }
-
-
-def encode_value(kind: ColumnType, value: Any) -> str:
-    """The field string of a non-null value of documented type ``kind``."""
-    return _ENCODERS[kind](value)
-
-
-def decode_value(kind: ColumnType, raw: str) -> Any:
-    """The Python value of a field string of documented type ``kind``."""
-    decode = _DECODERS[kind]
-    return raw if decode is None else decode(raw)
 
 
 _Encoders = tuple[tuple[str, Callable[[Any], str]], ...]
