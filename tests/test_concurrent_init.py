@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import secrets
+import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,32 @@ def test_concurrent_first_init_succeeds_everywhere(
             return {name: await dom.ping() for name, dom in store.domains.items()}
 
     assert all(asyncio.run(tables()).values())
+
+
+@pytest.mark.parametrize("scheme", ["sqlite", "libsql"])
+def test_opening_a_file_another_process_is_writing_waits(scheme: str, tmp_path: Path) -> None:
+    # A connection holding the write lock of a file still in rollback-journal mode makes
+    # SQLite refuse the switch to WAL at once, without its busy handler: the store must wait
+    # for the lock as it does for any other write, not fail on its first connection.
+    if scheme == "libsql":
+        pytest.importorskip("libsql")
+    path = tmp_path / "busy.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other (x INTEGER)")
+    writer.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, writer.execute, ("COMMIT",))
+    release.start()
+    try:
+
+        async def first_start() -> bool:
+            async with open_store(f"{scheme}:///{path}") as store:
+                await store.init()
+                return all([await dom.ping() for dom in store.domains.values()])
+
+        assert asyncio.run(first_start())
+    finally:
+        release.join()
+        writer.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    check.close()

@@ -9,6 +9,7 @@ transaction on the store's worker thread; writes take the write lock up front
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -48,6 +49,25 @@ __all__ = [
 BUSY_TIMEOUT_MS = 5000
 
 
+def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
+    """Switch the file to WAL, retrying while other processes hold it.
+
+    Switching a fresh file reads its header under a shared lock and then needs an exclusive
+    one; when several processes open the file at once, SQLite answers "database is locked"
+    at once rather than call the busy handler (waiting there could deadlock). The first
+    process to get through switches the file; the others then find it in WAL already.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except busy_error as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
 class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
     alter_table_in_place: ClassVar[bool] = False
@@ -64,15 +84,16 @@ class SqliteDialect(SqlDialect):
             **options,
         )
         memory = engine.url.database in (None, "", ":memory:")
+        busy_error: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
             # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
             dbapi_conn.isolation_level = None
             cursor = dbapi_conn.cursor()
-            if not memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if not memory:
+                _enable_wal(cursor, busy_error)
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
