@@ -7,7 +7,8 @@ and previous-thread lookup before a message batch, the updatedAt bump of the tou
 the locking read before a working-memory write, the count next to a thread page, the two
 transactions of a page with an include window; the same columns (PostgreSQL's ``"cZ"`` shadow
 timestamps included) and the same encodings; and it decodes what it reads (JSON parsed,
-timestamps turned into aware datetimes), as the library must to build records. What it leaves
+timestamps turned into aware datetimes), as the library must to build records, after the
+transaction as the library builds them (``SqlDatabase.run``). What it leaves
 out is the library's own machinery: validation, records, the statement cache, the pool's
 pre-ping. SQL text is built once per statement shape, as the library compiles once.
 
@@ -313,10 +314,11 @@ class RawSqlTarget(Target):
     async def newest(self, thread_id: str, n: int) -> list[str]:
         sql = self._page_sql()
 
-        async def read(tx: Tx) -> list[list[Any]]:
-            return self.decode(MESSAGES, await tx.rows(sql, [thread_id, n + 1, 0]))
+        async def read(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(sql, [thread_id, n + 1, 0])
 
-        return [r[0] for r in (await self._transaction(read, write=False))[:n]]
+        rows = self.decode(MESSAGES, await self._transaction(read, write=False))
+        return [r[0] for r in rows[:n]]
 
     def _neighbours_sql(self, op: str) -> str:
         # The library's shape: the ids first (a plain createdAt range, which the index serves,
@@ -341,24 +343,23 @@ class RawSqlTarget(Target):
         )
         earlier, later = self._neighbours_sql("<"), self._neighbours_sql(">")
 
-        async def read_page(tx: Tx) -> list[list[Any]]:
-            return self.decode(MESSAGES, await tx.rows(page, [thread_id, n + 1, 0]))[:n]
+        async def read_page(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(page, [thread_id, n + 1, 0])
 
-        async def read_window(tx: Tx) -> list[list[Any]]:
-            found = self.decode(MESSAGES, await tx.rows(target, [message_id]))
+        async def read_window(tx: Tx) -> list[Sequence[Any]]:
+            found = list(await tx.rows(target, [message_id]))
             if not found:
                 return []
-            tid, at = found[0][1], self.encode_time(found[0][5])
+            tid, at = found[0][1], self.encode_time(self.decode(MESSAGES, found)[0][5])
             for sql, limit in ((earlier, before), (later, after)):
                 if limit:
-                    args = [tid, at, at, message_id, limit]
-                    found += self.decode(MESSAGES, await tx.rows(sql, args))
+                    found += await tx.rows(sql, [tid, at, at, message_id, limit])
             return found
 
         # Two operations, as the library runs them: the page, then the include window.
-        rows = await self._transaction(read_page, write=False)
+        rows = self.decode(MESSAGES, await self._transaction(read_page, write=False))[:n]
         merged = {r[0]: r for r in rows}
-        for r in await self._transaction(read_window, write=False):
+        for r in self.decode(MESSAGES, await self._transaction(read_window, write=False)):
             merged.setdefault(r[0], r)
         ordered = sorted(merged.values(), key=lambda r: (r[5], r[0]), reverse=True)
         return [r[0] for r in ordered]
@@ -374,13 +375,13 @@ class RawSqlTarget(Target):
             "count_threads", lambda: f"SELECT count(*) FROM {self.t(THREADS)} WHERE {rid} = {m}"
         )
 
-        async def read(tx: Tx) -> list[list[Any]]:
-            rows = self.decode(THREADS, await tx.rows(sql, [resource_id, per_page + 1,
-                                                             page * per_page]))
+        async def read(tx: Tx) -> Sequence[Sequence[Any]]:
+            rows = await tx.rows(sql, [resource_id, per_page + 1, page * per_page])
             await tx.rows(count, [resource_id])
             return rows
 
-        return [r[0] for r in (await self._transaction(read, write=False))[:per_page]]
+        rows = self.decode(THREADS, await self._transaction(read, write=False))
+        return [r[0] for r in rows[:per_page]]
 
     def _resource_sql(self, *, lock: bool) -> str:
         return self.statement(
@@ -419,10 +420,10 @@ class RawSqlTarget(Target):
     async def get_working_memory(self, resource_id: str) -> str | None:
         sql = self._resource_sql(lock=False)
 
-        async def read(tx: Tx) -> list[list[Any]]:
-            return self.decode(RESOURCES, await tx.rows(sql, [resource_id]))
+        async def read(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(sql, [resource_id])
 
-        rows = await self._transaction(read, write=False)
+        rows = self.decode(RESOURCES, await self._transaction(read, write=False))
         return str(rows[0][1]) if rows and rows[0][1] is not None else None
 
     # -- workflows ---------------------------------------------------------------------------------
@@ -450,10 +451,10 @@ class RawSqlTarget(Target):
             f"ORDER BY {self.order(SNAPSHOTS, 'createdAt DESC')} LIMIT 1",
         )
 
-        async def read(tx: Tx) -> list[list[Any]]:
-            return self.decode(SNAPSHOTS, await tx.rows(sql, [run_id, name]))
+        async def read(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(sql, [run_id, name])
 
-        rows = await self._transaction(read, write=False)
+        rows = self.decode(SNAPSHOTS, await self._transaction(read, write=False))
         if not rows:
             return None
         value: dict[str, Any] = rows[0][3]
@@ -490,10 +491,10 @@ class RawSqlTarget(Target):
             f"ORDER BY {self.order(SPANS, 'startedAt ASC', 'spanId ASC')}",
         )
 
-        async def read(tx: Tx) -> list[list[Any]]:
-            return self.decode(SPANS, await tx.rows(sql, [trace_id]))
+        async def read(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(sql, [trace_id])
 
-        return len(await self._transaction(read, write=False))
+        return len(self.decode(SPANS, await self._transaction(read, write=False)))
 
 
 def _chunks(values: list[str]) -> list[list[str]]:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainValidator
 
-__all__ = ["JsonObject", "JsonValue", "StringList", "compact_json", "json_value"]
+__all__ = ["JsonObject", "JsonValue", "StringList", "compact_json", "json_value", "parse_json"]
 
 #: Compact JSON text: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
 #: One encoder made once: ``json.dumps`` with options makes a new one on every call, a third
@@ -22,6 +22,24 @@ __all__ = ["JsonObject", "JsonValue", "StringList", "compact_json", "json_value"
 compact_json: Callable[[Any], str] = json.JSONEncoder(
     separators=(",", ":"), ensure_ascii=False, allow_nan=False
 ).encode
+
+#: The C scanner of a default decoder: ``(value, end)`` of the JSON value at an index.
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)``, twice as fast on the compact documents stores hold.
+
+    ``json.loads`` matches two whitespace regexes around the C scanner; stored JSON has no
+    whitespace to skip, so the scanner runs alone. Text it does not consume whole (surrounding
+    whitespace, trailing data, an error) goes through ``json.loads`` for its value or error.
+    """
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
 
 _MAX_DEPTH = 200
 

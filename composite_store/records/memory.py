@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, StampedRecord, Timestamp, stored, when
+from composite_store.records.json import parse_json
 from composite_store.records.trusted import RowReader, row_reader, trusted
 
 __all__ = [
@@ -86,7 +87,7 @@ class MessageContent(BaseModel):
             value: Any = text
         else:
             try:
-                value = json.loads(text)
+                value = parse_json(text)
             except ValueError:
                 value = text
         if isinstance(value, dict):

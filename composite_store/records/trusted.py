@@ -10,19 +10,29 @@ missing defaults field by field and sets the instance's four slots directly.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = ["RowReader", "from_row", "row_reader", "trusted"]
+__all__ = [
+    "RowReader",
+    "TupleReader",
+    "field_sources",
+    "from_row",
+    "row_reader",
+    "trusted",
+    "tuple_reader",
+]
 
 R = TypeVar("R", bound=BaseModel)
 
 #: A function building one record from one stored row.
 RowReader = Callable[[Mapping[Any, Any]], R]
+#: A function building one record from one driver row (values by position).
+TupleReader = Callable[[Sequence[Any]], R]
 
 # pydantic's BaseModel keeps an instance in four slots; their descriptors set them past
 # BaseModel.__setattr__ (as model_construct does), and cheaper than object.__setattr__.
@@ -119,8 +129,8 @@ def trusted(model: type[R], values: dict[str, Any], extra: dict[str, Any] | None
 
 
 @cache
-def _field_sources(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """(attribute, stored name) pairs of a record model."""
+def field_sources(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(attribute, stored name) pairs of a record model's fields."""
     return tuple(
         (name, info.serialization_alias or name) for name, info in model.model_fields.items()
     )
@@ -140,7 +150,7 @@ def from_row(model: type[R], row: Mapping[Any, Any], **overrides: Any) -> R:
 
 
 def _from_partial_row(model: type[R], row: Mapping[Any, Any], overrides: dict[str, Any]) -> R:
-    values = {attr: row[src] for attr, src in _field_sources(model) if src in row}
+    values = {attr: row[src] for attr, src in field_sources(model) if src in row}
     values.update(overrides)
     return trusted(model, values)
 
@@ -158,7 +168,7 @@ def row_reader(
     ``absent_is_none`` (stores that leave null fields out, Redis hashes) an absent name
     reads as None instead.
     """
-    sources = _field_sources(model)
+    sources = field_sources(model)
     unknown = set(convert) - {attr for attr, _ in sources}
     if unknown:
         raise TypeError(f"{model.__name__} has no field(s) {sorted(unknown)}")
@@ -195,4 +205,37 @@ def row_reader(
         env["partial_row"] = partial_row
     lines += _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
     read: RowReader[R] = _compile(model, "read", lines, env)
+    return read
+
+
+@cache
+def tuple_reader(
+    model: type[R],
+    columns: tuple[str, ...],
+    convert: tuple[tuple[str, Callable[[Any], Any]], ...] = (),
+) -> TupleReader[R]:
+    """A function building ``model`` from a driver row holding ``columns`` (stored names) in
+    that order, each ``convert`` pair (stored name, function) applied to its column's value.
+
+    The row dict :func:`row_reader` reads is skipped: values go from the driver's tuple into
+    the record's ``__dict__`` by position. Every field's stored name must be a column.
+    """
+    position = {name: i for i, name in enumerate(columns)}
+    sources = field_sources(model)
+    missing = [src for _, src in sources if src not in position]
+    if missing:
+        raise TypeError(f"{model.__name__}: the row has no column(s) {missing}")
+    env: dict[str, Any] = {}
+    items = []
+    for attr, src in sources:
+        fetched = f"row[{position[src]}]"
+        for name, fn in convert:
+            if name == src:
+                env[f"convert_{attr}"] = fn
+                fetched = f"convert_{attr}({fetched})"
+        items.append(f"{attr!r}: {fetched}")
+    fields = ", ".join(repr(attr) for attr, _ in sources)
+    lines = ["def read(row):", "    values = {" + ", ".join(items) + "}"]
+    lines += _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
+    read: TupleReader[R] = _compile(model, "read", lines, env)
     return read

@@ -84,6 +84,10 @@ class SqlDatabase:
         #: Async connections kept between operations (see ``sql.connections``); None for
         #: synchronous drivers and for pools that keep nothing (``NullPool``).
         self._held = HeldConnections.for_engine(self.engine) if self.is_async else None  # type: ignore[arg-type]
+        if self.is_async:  # greenlet is there: async engines need it
+            from composite_store.sql.greenlets import run_in_greenlet
+
+            self._in_greenlet = run_in_greenlet
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
@@ -103,6 +107,12 @@ class SqlDatabase:
 
         A transaction the server aborted as a deadlock victim (or serialization failure) is run
         again from the start, a few times: it rolled back whole, so ``fn`` sees a clean slate.
+
+        Reads return their rows and build records after ``run`` returns, not inside ``fn``: on
+        an async driver the COMMIT is awaited after ``fn``, and records alive across that await
+        outlive the collector's youngest generation while other operations run (16 concurrent
+        reads of 20 messages then cost two full collections per thousand reads, a third of
+        their CPU; built after, they die young: docs/benchmarks.md, W2c).
         """
         reconnected = False
         with map_errors(self.dialect.error_map):
@@ -152,11 +162,11 @@ class SqlDatabase:
         if self._held is None:  # a pool that keeps nothing: check out per operation
             engine: AsyncEngine = self.engine  # type: ignore[assignment]
             async with engine.connect() as aconn:
-                return await aconn.run_sync(self._transaction, fn, write)
+                return await self._in_greenlet(self._transaction, aconn.sync_connection, fn, write)
         aconn = await self._held.acquire()
         interrupted = False
         try:
-            return await aconn.run_sync(self._transaction, fn, write)
+            return await self._in_greenlet(self._transaction, aconn.sync_connection, fn, write)
         except BaseException as exc:
             # On an error _transaction rolled back (release() still drops a connection that is
             # lost or left in a transaction); only a cancellation leaves it mid-statement.

@@ -24,7 +24,13 @@ from composite_store.domains.memory import (
 )
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.merge import shallow_merge
-from composite_store.records.memory import Message, Resource, Thread, message_from_row
+from composite_store.records.memory import (
+    Message,
+    MessageContent,
+    Resource,
+    Thread,
+    message_from_row,
+)
 from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
@@ -244,12 +250,13 @@ class SqlMemory(SqlDomain, MemoryDomain):
             assert query.window.limit is not None
             values.update(offset=query.window.offset, limit=query.window.limit + 1)
 
-        def read(conn: Connection) -> tuple[list[Thread], int | None]:
-            rows = [from_row(Thread, r) for r in page.all(conn, values)]
+        def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
+            rows = page.all(conn, values)
             total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
-        return await self.db.run(read)
+        rows, total = await self.db.run(read)
+        return [from_row(Thread, r) for r in rows], total
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -302,12 +309,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
             assert query.window.limit is not None
             values.update(offset=query.window.offset, limit=query.window.limit + 1)
 
-        def read(conn: Connection) -> tuple[list[Message], int | None]:
-            rows = [message_from_row(r) for r in page.all(conn, values)]
+        def read(conn: Connection) -> tuple[list[Any], int | None]:
+            rows = page.rows(conn, values)
             total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
-        return await self.db.run(read)
+        rows, total = await self.db.run(read)
+        message = page.reader(Message, content=MessageContent.from_stored)
+        return [message(r) for r in rows], total
 
     def _neighbours(self, direction: str) -> Prepared:
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
@@ -350,33 +359,25 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return self.prepared(("neighbours", direction), build)
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
-        def read(conn: Connection) -> list[Message]:
+        def read(conn: Connection) -> list[dict[str, Any]]:
             target = self.select_by("messages", "id").first(conn, {"id": message_id})
             if target is None:
                 return []
-            found = [message_from_row(target)]
-            values = {
-                "tid": found[0].thread_id,
-                "at": found[0].created_at,
-                "mid": message_id,
-            }
+            found = [target]
+            values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
             if before:
-                rows = self._neighbours("<").all(conn, {**values, "limit": before})
-                found.extend(message_from_row(r) for r in rows)
+                found += self._neighbours("<").all(conn, {**values, "limit": before})
             if after:
-                rows = self._neighbours(">").all(conn, {**values, "limit": after})
-                found.extend(message_from_row(r) for r in rows)
+                found += self._neighbours(">").all(conn, {**values, "limit": after})
             return found
 
-        return await self.db.run(read)
+        return [message_from_row(r) for r in await self.db.run(read)]
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
-        return await self.db.run(
-            lambda conn: [
-                message_from_row(r)
-                for r in self._ids_in(conn, "messages_by_id", "messages", "id", message_ids)
-            ]
+        rows = await self.db.run(
+            lambda conn: self._ids_in(conn, "messages_by_id", "messages", "id", message_ids)
         )
+        return [message_from_row(r) for r in rows]
 
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         rows = []

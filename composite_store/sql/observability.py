@@ -209,9 +209,8 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             )
 
         stmt = self.prepared(("trace_spans", light), build)
-        return await self.db.run(
-            lambda conn: [from_row(Span, r) for r in stmt.all(conn, {"trace_id": trace_id})]
-        )
+        rows = await self.db.run(lambda conn: stmt.all(conn, {"trace_id": trace_id}))
+        return [from_row(Span, r) for r in rows]
 
     async def _list_traces(self, query: TraceQuery) -> tuple[list[Span], int | None]:
         tbl = self.t("ai_spans")

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
+
+from composite_store.records.trusted import TupleReader, field_sources, tuple_reader
 
 __all__ = [
     "IN_LIST_LIMIT",
@@ -33,6 +36,7 @@ __all__ = [
 ]
 
 Processor = Callable[[Any], Any] | None
+R = TypeVar("R", bound=BaseModel)
 
 
 #: Runs one statement on an operation's connection: ``(conn, sql, params, fetch)`` -> (the rows
@@ -62,6 +66,7 @@ class Prepared:
         "_keys",
         "_positional",
         "_processed",
+        "_readers",
         "_stmt",
         "fast",
         "sql",
@@ -100,6 +105,7 @@ class Prepared:
         #: values the driver's do not already match, for statements returning rows.
         self._keys: list[str] = []
         self._processed: list[tuple[str, Callable[[Any], Any]]] = []
+        self._readers: dict[Hashable, Callable[[Sequence[Any]], Any]] = {}
         selected = getattr(stmt, "selected_columns", None)
         if selected is not None:
             for col in selected:
@@ -158,6 +164,30 @@ class Prepared:
             rows.append(row)
         return rows
 
+    def rows(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[Any]:
+        """Run a SELECT and return its rows as the driver gives them; :meth:`reader` builds
+        records from them (after the transaction: ``SqlDatabase.run``)."""
+        if not self.fast:
+            return list(conn.execute(self._stmt, dict(values or {})))
+        return self._run(conn, self.sql, values, True)[0] or []
+
+    def reader(self, model: type[R], **convert: Callable[[Any], Any]) -> TupleReader[R]:
+        """A function building ``model`` from one of :meth:`rows`, ``convert`` (attribute ->
+        function) applied after the column type's own conversion."""
+        key = (model, *sorted(convert.items()))
+        found = self._readers.get(key)
+        if found is None:
+            # Rows that went through SQLAlchemy (not fast) are converted already.
+            processed = dict(self._processed) if self.fast else {}
+            steps: list[tuple[str, Callable[[Any], Any]]] = []
+            for attr, src in field_sources(model):
+                fns = [f for f in (processed.get(src), convert.get(attr)) if f is not None]
+                if fns:
+                    steps.append((src, fns[0] if len(fns) == 1 else _then(*fns)))
+            found = self._readers[key] = tuple_reader(model, tuple(self._keys), tuple(steps))
+        read: TupleReader[R] = found
+        return read
+
     def run_variant(
         self, conn: Connection, sql: str, values: Mapping[str, Any] | None = None
     ) -> list[Any]:
@@ -184,6 +214,11 @@ class Prepared:
         """The first column of the first row (None when there is no row)."""
         found = self.scalars(conn, values)
         return found[0] if found else None
+
+
+def _then(first: Callable[[Any], Any], second: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``second(first(value))``; None stays None."""
+    return lambda value: None if (value := first(value)) is None else second(value)
 
 
 def driver_error(conn: Connection, exc: Exception, sql: str, bound: Any) -> Exception:

@@ -11,10 +11,11 @@ from pydantic import BaseModel
 
 import composite_store.records as records
 from composite_store.records.base import Record, StampedRecord, now_utc
+from composite_store.records.json import parse_json
 from composite_store.records.memory import Message, MessageContent, Thread, message_from_row
 from composite_store.records.observability import Span
 from composite_store.records.tables import record_from_row, row_of
-from composite_store.records.trusted import from_row, row_reader, trusted
+from composite_store.records.trusted import from_row, row_reader, trusted, tuple_reader
 
 AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
@@ -135,3 +136,42 @@ def test_every_record_with_two_now_stamps_gets_one_instant_for_both() -> None:
             for name in ("created_at", "updated_at")
         )
         assert stamped == issubclass(model, StampedRecord), model.__name__
+
+
+def test_a_driver_row_read_by_position_equals_the_validated_message() -> None:
+    message = _message()
+    row = message.stored_row()
+    columns = ("resourceId", "id", "createdAt", "role", "thread_id", "type", "content", "extra")
+    values = tuple(row.get(c, "ignored") for c in columns)
+    read = tuple_reader(Message, columns, (("content", MessageContent.from_stored),))(values)
+    assert read == message
+    assert _state(read) == _state(message_from_row(row))
+    assert _state(read.content) == _state(message.content)
+
+
+def test_a_positional_reader_refuses_rows_without_a_field() -> None:
+    with pytest.raises(TypeError, match="createdAt"):
+        tuple_reader(Message, ("id", "thread_id", "content", "role", "type", "resourceId"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format":2,"parts":[],"content":"x"}',
+        ' {"a": [1, 2.5, null, true]} ',  # whitespace around: json.loads' path
+        '"just a string"',
+        "[]",
+        "12",
+    ],
+)
+def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
+    assert parse_json(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"a":1} trailing', '{"a":', "", "{'a': 1}", "NaNx"])
+def test_parse_json_refuses_what_json_loads_refuses(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as raised:
+        parse_json(text)
+    assert str(raised.value) == str(expected.value)
