@@ -20,6 +20,7 @@ from composite_store.records.observability import (
     Trace,
     to_unix_nanos,
 )
+from composite_store.records.trusted import replaced
 from composite_store.types import DateRange, OrderBy, Page, Pagination
 
 __all__ = [
@@ -208,7 +209,7 @@ class ObservabilityDomain(Domain):
 
     async def _store_spans(self, spans: list[Span]) -> list[Span]:
         spans = [
-            s if s.updated_at is not None else s.model_copy(update={"updated_at": s.created_at})
+            s if s.updated_at is not None else replaced(s, updated_at=s.created_at)
             for s in spans
         ]
         if spans:

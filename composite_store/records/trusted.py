@@ -22,7 +22,9 @@ __all__ = [
     "TupleReader",
     "field_sources",
     "from_row",
+    "replaced",
     "row_reader",
+    "stored_view",
     "trusted",
     "tuple_reader",
 ]
@@ -239,3 +241,31 @@ def tuple_reader(
     lines += _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
     read: TupleReader[R] = _compile(model, "read", lines, env)
     return read
+
+
+def replaced(record: R, **changes: Any) -> R:
+    """``record.model_copy(update=changes)`` for changes of fields by attribute name, at half
+    the cost: a shallow copy with the changed values and them added to the fields set."""
+    copy: R = record.__class__.__new__(record.__class__)
+    _SLOTS["__dict__"](copy, {**record.__dict__, **changes})
+    _SLOTS["__pydantic_fields_set__"](copy, record.__pydantic_fields_set__ | changes.keys())
+    extra = record.__pydantic_extra__
+    _SLOTS["__pydantic_extra__"](copy, None if extra is None else dict(extra))
+    private = record.__pydantic_private__
+    _SLOTS["__pydantic_private__"](copy, None if private is None else dict(private))
+    return copy
+
+
+@cache
+def _viewer(model: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
+    items = ", ".join(f"{src!r}: values[{attr!r}]" for attr, src in field_sources(model))
+    lines = ["def view(record):", "    values = record.__dict__", f"    return {{{items}}}"]
+    view: Callable[[BaseModel], dict[str, Any]] = _compile(model, "view", lines, {})
+    return view
+
+
+def stored_view(record: BaseModel) -> dict[str, Any]:
+    """The record's field values under their stored names, as they are in the record: what
+    ``model_dump(by_alias=True)`` gives without copying nested values or dumping nested
+    models. For encoders that only read the values; extra fields are left out."""
+    return _viewer(record.__class__)(record)

@@ -15,7 +15,14 @@ from composite_store.records.json import parse_json
 from composite_store.records.memory import Message, MessageContent, Thread, message_from_row
 from composite_store.records.observability import Span
 from composite_store.records.tables import record_from_row, row_of
-from composite_store.records.trusted import from_row, row_reader, trusted, tuple_reader
+from composite_store.records.trusted import (
+    from_row,
+    replaced,
+    row_reader,
+    stored_view,
+    trusted,
+    tuple_reader,
+)
 
 AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
@@ -175,3 +182,31 @@ def test_parse_json_refuses_what_json_loads_refuses(text: str) -> None:
     with pytest.raises(json.JSONDecodeError) as raised:
         parse_json(text)
     assert str(raised.value) == str(expected.value)
+
+
+def _span() -> Span:
+    return Span(
+        trace_id="t1",
+        span_id="s1",
+        name="step",
+        span_type="TOOL_CALL",
+        started_at=AT,
+        attributes={"model": "gpt"},
+        input={"q": "x"},
+        tags=["a"],
+    )
+
+
+def test_replaced_equals_model_copy_with_the_update() -> None:
+    span = _span()
+    copy = replaced(span, updated_at=AT, name="renamed")
+    assert _state(copy) == _state(span.model_copy(update={"updated_at": AT, "name": "renamed"}))
+    assert span.name == "step"
+    assert span.updated_at is None
+
+
+def test_stored_view_holds_what_model_dump_by_alias_holds() -> None:
+    span = _span()
+    view = stored_view(span)
+    assert view == span.model_dump(by_alias=True)
+    assert view["attributes"] is span.attributes  # a view: nothing copied

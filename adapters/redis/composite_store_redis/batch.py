@@ -138,6 +138,8 @@ class Batch:
 
     def steps(self, *, cluster: bool) -> list[Step]:
         """One step (standalone), or one per slot with the guarded ones first (cluster)."""
+        if not cluster:
+            return [self._one_step()] if self._guards or self._commands else []
         # slot -> (step, the keys it declares: a dict as an ordered set)
         plan: dict[int, tuple[Step, dict[str, None]]] = {}
 
@@ -158,3 +160,18 @@ class Batch:
         for step, keys in plan.values():
             step.keys = list(keys)
         return sorted((step for step, _ in plan.values()), key=lambda s: not s.guarded)
+
+    def _one_step(self) -> Step:
+        """Everything in one script call (a standalone server: one slot)."""
+        step = Step()
+        keys: dict[str, None] = {}  # an ordered set
+        for key, guard in self._guards:
+            keys[key] = None
+            step.guards.extend(guard)
+        commands = step.commands
+        for args in self._commands:
+            keys[args[1]] = None
+            commands.append(str(len(args)))
+            commands.extend(args)
+        step.keys = list(keys)
+        return step

@@ -139,30 +139,31 @@ _DECODERS: dict[ColumnType, Callable[[str], Any] | None] = {
 }
 
 
-_Encoders = tuple[tuple[str, Callable[[Any], str]], ...]
 _Decoders = tuple[tuple[str, Callable[[str], Any] | None], ...]
-#: Per table: (spec, its columns' encoders, their decoders). Keyed by base name, not by the
-#: spec: a frozen dataclass hashes every field on each lookup.
-_CODECS: dict[str, tuple[TableSpec, _Encoders, _Decoders]] = {}
+#: Per table: (spec, the encoder of each column by name, each column's decoder in order).
+#: Keyed by base name, not by the spec: a frozen dataclass hashes every field on each lookup.
+_CODECS: dict[str, tuple[TableSpec, dict[str, Callable[[Any], str]], _Decoders]] = {}
 
 
-def _codec(spec: TableSpec) -> tuple[TableSpec, _Encoders, _Decoders]:
+def _codec(spec: TableSpec) -> tuple[TableSpec, dict[str, Callable[[Any], str]], _Decoders]:
     found = _CODECS.get(spec.base_name)
     if found is None or found[0] is not spec:
         found = _CODECS[spec.base_name] = (
             spec,
-            tuple((name, _ENCODERS[kind]) for name, kind in spec.column_types),
+            {name: _ENCODERS[kind] for name, kind in spec.column_types},
             tuple((name, _DECODERS[kind]) for name, kind in spec.column_types),
         )
     return found
 
 
 def encode_record(spec: TableSpec, stored: Mapping[str, Any]) -> dict[str, str]:
-    """The hash fields of a record given under its stored names; null columns are left out."""
+    """The hash fields of a record given under its stored names; null columns are left out,
+    and so are names that are no column."""
+    encoders = _codec(spec)[1]
     return {
         name: encode(value)
-        for name, encode in _codec(spec)[1]
-        if (value := stored.get(name)) is not None
+        for name, value in stored.items()
+        if value is not None and (encode := encoders.get(name)) is not None
     }
 
 

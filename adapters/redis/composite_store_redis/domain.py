@@ -269,14 +269,19 @@ class RedisDomain(Domain):
         ones (None: absent); unchanged entries are rewritten, which renews their TTL."""
         if old is None and new is None:
             return
-        for index in indexes:
-            before = _entries(index, old) if old is not None else {}
-            after = _entries(index, new) if new is not None else {}
-            for (values, member), _ in before.items():
-                if (values, member) not in after:
-                    batch.index_remove(*self.index_set(index, values), member)
-            for (values, member), score in after.items():
-                batch.index_add(*self.index_set(index, values), score, member)
+        keys, ttl = self.keys, self.conn.ttl_ms(self.domain) is not None
+        before = _entries(indexes, old) if old is not None else {}
+        after = _entries(indexes, new) if new is not None else {}
+        for entry in before:
+            if entry not in after:
+                position, values, member = entry
+                index = indexes[position]
+                companion = keys.index(index, values, ttl=True) if ttl else None
+                batch.index_remove(keys.index(index, values), companion, member)
+        for (position, values, member), score in after.items():
+            index = indexes[position]
+            companion = keys.index(index, values, ttl=True) if ttl else None
+            batch.index_add(keys.index(index, values), companion, score, member)
 
     async def optimistic(self, attempt: Callable[[], Awaitable[T | None]], what: str) -> T:
         """Run ``attempt`` (read, build a guarded batch, apply it) until no concurrent writer
@@ -292,34 +297,59 @@ class RedisDomain(Domain):
         )
 
 
+#: One index entry of a record: (position of the index, partition values, member). By
+#: position: a frozen dataclass would hash all its fields on every lookup.
+Entry = tuple[int, tuple[str, ...], str]
+
+
 def _entries(
-    index: SortedIndex, stored: Mapping[str, Any]
-) -> dict[tuple[tuple[str, ...], str], int | str]:
-    """(partition values, member) -> score of a record in ``index``: none when a partition
-    value or the order value is null, several when a partition value is a list (tags).
-    An order value of ``+inf`` (a span still running) sorts after every instant."""
-    at = stored.get(index.order)
-    if at is None:
-        return {}
-    partition: list[str] = []
-    tags = False
-    for column in index.partition:
-        value = stored.get(column)
-        if value is None:
-            return {}
-        if isinstance(value, list):
-            tags = True
+    indexes: Sequence[SortedIndex], stored: Mapping[str, Any]
+) -> dict[Entry, int | str]:
+    """(index position, partition values, member) -> score of a record in ``indexes``: none in
+    an index where a partition value or the order value is null, several where a partition
+    value is a list (tags). An order value of ``+inf`` (a span still running) sorts after every
+    instant. A record is in many indexes ordered by the same column with the same members (a
+    root span in 48), so scores and members are worked out once per column."""
+    out: dict[Entry, int | str] = {}
+    scores: dict[str, int | str] = {}
+    members: dict[tuple[str, ...], str] = {}
+    for position, index in enumerate(indexes):
+        at = stored.get(index.order)
+        if at is None:
+            continue
+        partition: list[Any] = []  # strings, and lists of them (tags)
+        tags = False
+        for column in index.partition:
+            value = stored.get(column)
+            if value is None:
+                break
+            if isinstance(value, list):
+                tags = True
+            elif type(value) is not str:
+                value = str(value)
+            partition.append(value)
         else:
-            value = str(value)
-        partition.append(value)
-    ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
-    if index.lex:
-        member, score = nanos_member(int(at), *ids), 0
-    elif isinstance(at, datetime):
-        member, score = pack(*ids), millis(at)
-    else:
-        member, score = pack(*ids), (at if at == "+inf" else int(at))
-    if not tags:  # the usual record: one entry
-        return {(tuple(partition), member): score}
-    choices = [[str(v) for v in p] if isinstance(p, list) else [p] for p in partition]
-    return {(values, member): score for values in itertools.product(*choices)}
+            score: int | str
+            if index.lex:
+                ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
+                member, score = nanos_member(int(at), *ids), 0
+            else:
+                found = members.get(index.member)
+                if found is None:
+                    ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
+                    found = members[index.member] = pack(*ids)
+                member = found
+                score = scores.get(index.order, "")
+                if score == "":
+                    if isinstance(at, datetime):
+                        score = millis(at)
+                    else:
+                        score = at if at == "+inf" else int(at)
+                    scores[index.order] = score
+            if not tags:  # the usual record: one entry
+                out[(position, tuple(partition), member)] = score
+                continue
+            choices = [[str(v) for v in p] if isinstance(p, list) else [p] for p in partition]
+            for values in itertools.product(*choices):
+                out[(position, values, member)] = score
+    return out

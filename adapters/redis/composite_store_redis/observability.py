@@ -33,6 +33,7 @@ from composite_store.domains.observability import (
 from composite_store.errors import NotFoundError, UnsupportedOperationError
 from composite_store.records.base import Record
 from composite_store.records.observability import OtelSpan, Span
+from composite_store.records.trusted import stored_view
 from composite_store.schema import table
 from composite_store.types import DateRange
 from composite_store_redis import transfer
@@ -236,7 +237,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             }
             batch = self.batch()
             for trace_id, (rev, errors, roots) in state.items():
-                mine = {s.span_id: s.stored() for s in spans if s.trace_id == trace_id}
+                mine = {s.span_id: stored_view(s) for s in spans if s.trace_id == trace_id}
                 before = {
                     sid: decode_record(_SPANS, old[(trace_id, sid)])
                     for sid in mine
