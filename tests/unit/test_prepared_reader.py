@@ -1,0 +1,89 @@
+"""``Prepared.rows`` + ``Prepared.reader``: records built from driver rows by position, with the
+column types' conversions applied once, on the fast path and on SQLAlchemy's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from pydantic import BaseModel, Field
+
+from composite_store.sql.prepared import Prepared
+from composite_store.sql.types import IsoTimestamp, JsonText
+
+AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+
+
+class Shout(sa.types.TypeDecorator[str]):
+    """A column type whose result conversion shows when it ran twice."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> str | None:
+        return None if value is None else f"{value}!"
+
+
+class Item(BaseModel):
+    id: str
+    at: datetime
+    data: dict[str, Any] = Field(alias="payload")
+
+
+metadata = sa.MetaData()
+items = sa.Table(
+    "items",
+    metadata,
+    sa.Column("id", Shout, primary_key=True),
+    sa.Column("payload", JsonText()),
+    sa.Column("at", IsoTimestamp()),
+)
+
+
+@pytest.fixture
+def conn() -> Any:
+    engine = sa.create_engine("sqlite://")
+    metadata.create_all(engine)
+    with engine.begin() as connection:
+        connection.execute(
+            items.insert(),
+            [
+                {"id": "a", "payload": {"n": 1}, "at": AT},
+                {"id": "b", "payload": {"n": 2}, "at": AT},
+            ],
+        )
+        yield connection
+
+
+def _wrap(value: dict[str, Any]) -> dict[str, Any]:
+    return {"wrapped": value}
+
+
+def test_fast_rows_get_the_type_conversion_then_the_callers(conn: Any) -> None:
+    page = Prepared(sa.select(items).order_by(items.c.id), conn.dialect)
+    assert page.fast
+    rows = page.rows(conn)
+    assert rows[0][1] == '{"n":1}'  # as the driver gives it: converted by the reader only
+    read = page.reader(Item, data=_wrap)
+    assert [read(r) for r in rows] == [
+        Item(id="a!", at=AT, payload={"wrapped": {"n": 1}}),
+        Item(id="b!", at=AT, payload={"wrapped": {"n": 2}}),
+    ]
+
+
+def test_rows_through_sqlalchemy_are_not_converted_twice(conn: Any) -> None:
+    ids = sa.bindparam("ids", expanding=True)
+    page = Prepared(sa.select(items).where(items.c.id.in_(ids)), conn.dialect)
+    assert not page.fast
+    read = page.reader(Item, data=_wrap)
+    assert [read(r) for r in page.rows(conn, {"ids": ["b"]})] == [
+        Item(id="b!", at=AT, payload={"wrapped": {"n": 2}})
+    ]
+
+
+def test_a_reader_is_made_once_per_model_and_conversions(conn: Any) -> None:
+    page = Prepared(sa.select(items), conn.dialect)
+    assert page.reader(Item, data=_wrap) is page.reader(Item, data=_wrap)
+    assert page.reader(Item) is not page.reader(Item, data=_wrap)
