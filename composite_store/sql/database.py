@@ -108,11 +108,12 @@ class SqlDatabase:
         A transaction the server aborted as a deadlock victim (or serialization failure) is run
         again from the start, a few times: it rolled back whole, so ``fn`` sees a clean slate.
 
-        Reads return their rows and build records after ``run`` returns, not inside ``fn``: on
-        an async driver the COMMIT is awaited after ``fn``, and records alive across that await
-        outlive the collector's youngest generation while other operations run (16 concurrent
-        reads of 20 messages then cost two full collections per thousand reads, a third of
-        their CPU; built after, they die young: docs/benchmarks.md, W2c).
+        Reads of many records return their rows and build the records after ``run`` returns
+        (``SqlDomain.read_page``, ``Prepared.rows``), not inside ``fn``: on an async driver the
+        COMMIT is awaited after ``fn``, and records alive across that await outlive the
+        collector's youngest generation while other operations run (16 concurrent reads of 20
+        messages then cost two full collections per thousand reads, a third of their CPU;
+        built after, they die young: docs/benchmarks.md, W2c).
         """
         reconnected = False
         with map_errors(self.dialect.error_map):

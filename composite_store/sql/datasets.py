@@ -126,11 +126,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             stmt = stmt.offset(window.offset).limit(window.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl)
 
-        def read(conn: Connection) -> tuple[list[Dataset], int]:
-            rows = [from_row(Dataset, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one()
-
-        return await self.db.run(read)
+        return await self.read_page(Dataset, stmt, count)
 
     # -- items -------------------------------------------------------------------------------------
 
@@ -212,11 +208,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(items).where(*where)
 
-        def read(conn: Connection) -> tuple[list[DatasetItem], int | None]:
-            rows = [from_row(DatasetItem, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(DatasetItem, stmt, count if query.count else None)
 
     async def _item_history(self, item_id: str) -> list[DatasetItem]:
         items = self.t("dataset_items")
@@ -225,9 +217,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             .where(items.c.id == item_id)
             .order_by(items.c.datasetVersion.desc())
         )
-        return await self.db.run(
-            lambda conn: [from_row(DatasetItem, r) for r in conn.execute(stmt).mappings()]
-        )
+        return (await self.read_page(DatasetItem, stmt))[0]
 
     async def _list_versions(
         self, dataset_id: str, window: Window
@@ -239,8 +229,4 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             stmt = stmt.offset(window.offset).limit(window.limit + 1)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
-        def read(conn: Connection) -> tuple[list[DatasetVersion], int]:
-            rows = [from_row(DatasetVersion, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one()
-
-        return await self.db.run(read)
+        return await self.read_page(DatasetVersion, stmt, count)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -13,6 +13,7 @@ from sqlalchemy.sql.expression import Executable
 from composite_store.domains.base import Domain, PhysicalTable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
+from composite_store.records.trusted import from_row
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from composite_store.migrations import Statement, Step
 
 __all__ = ["SqlDomain"]
+
+R = TypeVar("R", bound=Record)
 
 #: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
 #: widest table and the number of compiled batch shapes stays small.
@@ -86,6 +89,31 @@ class SqlDomain(Domain):
     def prepared(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
         """The statement ``key`` of this domain, built and compiled on first use."""
         return self.db.statements.get((self.domain, key), build)
+
+    @overload
+    async def read_page(
+        self, model: type[R], stmt: Executable, count: Executable
+    ) -> tuple[list[R], int]: ...
+    @overload
+    async def read_page(
+        self, model: type[R], stmt: Executable, count: None = None
+    ) -> tuple[list[R], None]: ...
+    @overload
+    async def read_page(
+        self, model: type[R], stmt: Executable, count: Executable | None
+    ) -> tuple[list[R], int | None]: ...
+    async def read_page(
+        self, model: type[R], stmt: Executable, count: Executable | None = None
+    ) -> tuple[list[R], int | None]:
+        """The ``model`` records ``stmt`` selects and, with a ``count`` statement, its count,
+        in one transaction; the records are built after it (``SqlDatabase.run``)."""
+
+        def read(conn: Connection) -> tuple[Sequence[sa.RowMapping], int | None]:
+            rows = conn.execute(stmt).mappings().all()
+            return rows, (None if count is None else int(conn.execute(count).scalar_one()))
+
+        rows, total = await self.db.run(read)
+        return [from_row(model, r) for r in rows], total
 
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where

@@ -96,11 +96,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[Experiment], int]:
-            rows = [from_row(Experiment, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one()
-
-        return await self.db.run(read)
+        return await self.read_page(Experiment, stmt, count)
 
     async def _delete_experiment(self, experiment_id: str) -> None:
         tbl, results = self.t("experiments"), self.t("experiment_results")
@@ -176,11 +172,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(results).where(*where)
 
-        def read(conn: Connection) -> tuple[list[ExperimentResult], int]:
-            rows = [from_row(ExperimentResult, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one()
-
-        return await self.db.run(read)
+        return await self.read_page(ExperimentResult, stmt, count)
 
     async def _delete_results(self, experiment_id: str) -> None:
         results = self.t("experiment_results")

@@ -232,11 +232,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[Span], int | None]:
-            rows = [from_row(Span, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(Span, stmt, count if query.count else None)
 
     async def _list_otel_spans(self, query: OtelSpanQuery) -> tuple[list[OtelSpan], int | None]:
         tbl = self.t("traces")
@@ -259,8 +255,4 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[OtelSpan], int | None]:
-            rows = [from_row(OtelSpan, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(OtelSpan, stmt, count if query.count else None)

@@ -53,11 +53,7 @@ class SqlScores(SqlDomain, ScoresDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[Score], int | None]:
-            rows = [from_row(Score, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(Score, stmt, count if query.count else None)
 
     async def _save_eval(self, record: EvalRecord) -> None:
         stmt = self.t("evals").insert().values(self.db.values(EVALS, record.stored()))
@@ -85,8 +81,4 @@ class SqlScores(SqlDomain, ScoresDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[EvalRecord], int | None]:
-            rows = [from_row(EvalRecord, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(EvalRecord, stmt, count if query.count else None)

@@ -109,11 +109,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl)
 
-        def read(conn: Connection) -> tuple[list[WorkflowDefinition], int]:
-            rows = [from_row(WorkflowDefinition, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one()
-
-        return await self.db.run(read)
+        return await self.read_page(WorkflowDefinition, stmt, count)
 
     # -- versions ----------------------------------------------------------------------------------
 
@@ -176,10 +172,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
-        def read(conn: Connection) -> tuple[list[WorkflowDefinitionVersion], int]:
-            rows = [
-                from_row(WorkflowDefinitionVersion, r) for r in conn.execute(stmt).mappings()
-            ]
-            return rows, conn.execute(count).scalar_one() if query.count else 0
-
-        return await self.db.run(read)
+        rows, total = await self.read_page(
+            WorkflowDefinitionVersion, stmt, count if query.count else None
+        )
+        return rows, total or 0

@@ -72,11 +72,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
-        def read(conn: Connection) -> tuple[list[WorkflowRun], int | None]:
-            rows = [from_row(WorkflowRun, r) for r in conn.execute(stmt).mappings()]
-            return rows, conn.execute(count).scalar_one() if query.count else None
-
-        return await self.db.run(read)
+        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
         tbl = self.t("workflow_snapshot")
