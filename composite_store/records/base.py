@@ -17,6 +17,7 @@ __all__ = [
     "StampedRecord",
     "Timestamp",
     "coerce",
+    "iso_ms",
     "now_utc",
     "stored",
     "to_utc_ms",
@@ -36,6 +37,17 @@ def to_utc_ms(value: datetime) -> datetime:
         )
     value = value.astimezone(UTC)
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
+def iso_ms(value: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, as JavaScript's ``toISOString`` writes it (years
+    zero-padded to four digits): the text form stores keep timestamps in, which sorts as the
+    instants do and as Mastra's own."""
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    # isoformat is C all the way (strftime is twice as slow, and does not pad years < 1000
+    # on glibc); [:-6] drops "+00:00".
+    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def now_utc() -> datetime:

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from composite_store.records.base import iso_ms
 from composite_store.records.json import compact_json
 
 __all__ = ["IsoTimestamp", "JsonText", "UtcTimestamp", "dumps", "loads_json", "format_iso_ms"]
@@ -34,10 +35,8 @@ def loads_json(value: Any) -> Any:
     return value
 
 
-def format_iso_ms(value: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC: the only spelling that sorts right against Mastra's."""
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+#: ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC: the only spelling that sorts right against Mastra's.
+format_iso_ms = iso_ms
 
 
 def parse_iso(value: str) -> datetime:

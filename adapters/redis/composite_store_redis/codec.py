@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from composite_store.records.base import iso_ms
 from composite_store.records.json import compact_json
 from composite_store.records.trusted import row_reader
 from composite_store.schema import ColumnType, TableSpec
@@ -64,12 +65,8 @@ HOLDS: dict[str, frozenset[ColumnType]] = {
 dump_json = compact_json
 
 
-def iso(value: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
-    if value.tzinfo is not UTC:
-        value = value.astimezone(UTC)
-    # isoformat is C all the way (strftime is twice as slow); [:-6] drops "+00:00".
-    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
+#: ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, as the relational stores spell it.
+iso = iso_ms
 
 
 def millis(value: datetime) -> int:

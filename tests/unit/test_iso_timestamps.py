@@ -1,0 +1,48 @@
+"""The one text spelling of timestamps (``records.base.iso_ms``), as JavaScript's
+``toISOString`` writes it: SQLite/libSQL columns and Redis fields hold it, and it must sort as
+the instants do."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+import sqlalchemy as sa
+
+from composite_store.records.base import iso_ms
+from composite_store.sql.types import IsoTimestamp
+
+INSTANTS = [
+    datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    datetime(1000, 1, 1, tzinfo=UTC),
+    datetime(1969, 12, 31, 23, 59, 59, 1000, tzinfo=UTC),
+    datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC),
+    datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), "2025-01-02T03:04:05.678Z"),
+        (datetime(999, 1, 2, 3, 4, 5, tzinfo=UTC), "0999-01-02T03:04:05.000Z"),
+        (
+            datetime(2025, 1, 2, 12, 0, tzinfo=timezone(timedelta(hours=9))),
+            "2025-01-02T03:00:00.000Z",
+        ),
+    ],
+)
+def test_the_spelling_is_javascripts(value: datetime, text: str) -> None:
+    assert iso_ms(value) == text
+
+
+def test_the_text_sorts_as_the_instants() -> None:
+    spelled = [iso_ms(v) for v in INSTANTS]
+    assert sorted(spelled) == spelled
+
+
+def test_sqlite_columns_store_the_same_spelling() -> None:
+    bind = IsoTimestamp().bind_processor(sa.create_engine("sqlite://").dialect)
+    assert bind is not None
+    assert [bind(v) for v in INSTANTS] == [iso_ms(v) for v in INSTANTS]
+    assert bind(INSTANTS[0]) == "0999-12-31T23:59:59.999Z"
