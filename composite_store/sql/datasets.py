@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -46,11 +46,8 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _select(self, base: str) -> sa.Select[Any]:
-        return sa.select(*self.db.readable(self.t(base), table(base)))
-
     def _dataset_row(self, conn: Connection, dataset_id: str, *, lock: bool) -> Dataset | None:
-        stmt = self._select("datasets").where(self.t("datasets").c.id == dataset_id)
+        stmt = self.select_all("datasets").where(self.t("datasets").c.id == dataset_id)
         if lock and self.db.dialect.supports_for_update:
             # Serialises item mutations of one dataset: each reads, then bumps, its version.
             stmt = stmt.with_for_update()
@@ -95,7 +92,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
                 return None
 
             def current_items() -> list[DatasetItem]:
-                stmt = self._select("dataset_items").where(
+                stmt = self.select_all("dataset_items").where(
                     items.c.datasetId == dataset_id, *self._live()
                 )
                 return [from_row(DatasetItem, r) for r in conn.execute(stmt).mappings()]
@@ -121,7 +118,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
 
     async def _list_datasets(self, window: Window) -> tuple[list[Dataset], int]:
         tbl = self.t("datasets")
-        stmt = self._select("datasets").order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
+        stmt = self.select_all("datasets").order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
         if window.limit is not None:
             stmt = stmt.offset(window.offset).limit(window.limit + 1)
         count = sa.select(sa.func.count()).select_from(tbl)
@@ -141,7 +138,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
             dataset = self._dataset_row(conn, dataset_id, lock=True)
             latest: dict[str, DatasetItem] = {}
             for chunk in _chunks(ids):
-                stmt = self._select("dataset_items").where(
+                stmt = self.select_all("dataset_items").where(
                     items.c.id.in_(chunk), items.c.validTo.is_(None)
                 )
                 for r in conn.execute(stmt).mappings():
@@ -174,7 +171,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         where.append(
             items.c.validTo.is_(None) if version is None else items.c.datasetVersion == version
         )
-        stmt = self._select("dataset_items").where(*where).limit(1)
+        stmt = self.select_all("dataset_items").where(*where).limit(1)
 
         def read(conn: Connection) -> DatasetItem | None:
             row = conn.execute(stmt).mappings().first()
@@ -199,7 +196,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
                 )
             )
         stmt = (
-            self._select("dataset_items")
+            self.select_all("dataset_items")
             .where(*where)
             .order_by(items.c.createdAt.desc(), items.c.id.desc())
         )
@@ -213,7 +210,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     async def _item_history(self, item_id: str) -> list[DatasetItem]:
         items = self.t("dataset_items")
         stmt = (
-            self._select("dataset_items")
+            self.select_all("dataset_items")
             .where(items.c.id == item_id)
             .order_by(items.c.datasetVersion.desc())
         )
@@ -224,7 +221,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     ) -> tuple[list[DatasetVersion], int]:
         versions = self.t("dataset_versions")
         where = versions.c.datasetId == dataset_id
-        stmt = self._select("dataset_versions").where(where).order_by(versions.c.version.desc())
+        stmt = self.select_all("dataset_versions").where(where).order_by(versions.c.version.desc())
         if window.limit is not None:
             stmt = stmt.offset(window.offset).limit(window.limit + 1)
         count = sa.select(sa.func.count()).select_from(versions).where(where)

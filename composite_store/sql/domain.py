@@ -115,15 +115,17 @@ class SqlDomain(Domain):
         rows, total = await self.db.run(read)
         return [from_row(model, r) for r in rows], total
 
+    def select_all(self, base: str) -> sa.Select[Any]:
+        """``SELECT <documented columns> FROM base``, each read as the dialect reads it."""
+        return sa.select(*self.db.readable(self.t(base), table(base)))
+
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
         ``lock`` and the dialect locks rows)."""
 
         def build() -> Executable:
             tbl = self.t(base)
-            stmt = sa.select(*self.db.readable(tbl, table(base))).where(
-                *(tbl.c[c] == sa.bindparam(c) for c in columns)
-            )
+            stmt = self.select_all(base).where(*(tbl.c[c] == sa.bindparam(c) for c in columns))
             if lock and self.db.dialect.supports_for_update:
                 stmt = stmt.with_for_update()
             return stmt

@@ -30,11 +30,8 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _select(self, base: str) -> sa.Select[Any]:
-        return sa.select(*self.db.readable(self.t(base), table(base)))
-
     def _row(self, conn: Connection, base: str, key: str, *, lock: bool = False) -> Any:
-        stmt = self._select(base).where(self.t(base).c.id == key)
+        stmt = self.select_all(base).where(self.t(base).c.id == key)
         if lock and self.db.dialect.supports_for_update:
             stmt = stmt.with_for_update()
         return conn.execute(stmt).mappings().first()
@@ -87,7 +84,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         }
         where = [tbl.c[name] == value for name, value in filters.items() if value is not None]
         stmt = (
-            self._select("experiments")
+            self.select_all("experiments")
             .where(*where)
             .order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
         )
@@ -163,7 +160,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         if query.status is not None:
             where.append(results.c.status == query.status)
         stmt = (
-            self._select("experiment_results")
+            self.select_all("experiment_results")
             .where(*where)
             .order_by(results.c.startedAt.asc(), results.c.id.asc())
         )

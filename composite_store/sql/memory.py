@@ -76,16 +76,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _select(self, base: str) -> sa.Select[Any]:
-        tbl = self.t(base)
-        return sa.select(*self.db.readable(tbl, table(base)))
-
     def _in(self, key: str, base: str, column: str, n: int, what: str = "") -> Prepared:
         """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
         def build() -> Executable:
             tbl = self.t(base)
-            picked = self._select(base) if not what else sa.select(tbl.c[what]).distinct()
+            picked = self.select_all(base) if not what else sa.select(tbl.c[what]).distinct()
             return picked.where(tbl.c[column].in_(params("v", n)))
 
         return self.prepared((key, n), build)
@@ -227,7 +223,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             tbl = self.t("threads")
             order = tbl.c[query.order_field]
             stmt = (
-                self._select("threads")
+                self.select_all("threads")
                 .where(*where())
                 .order_by(
                     order.desc() if query.descending else order.asc(),
@@ -292,7 +288,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             else:
                 ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            stmt = self._select("messages").where(*where()).order_by(*ordering)
+            stmt = self.select_all("messages").where(*where()).order_by(*ordering)
             if limited:
                 stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
             return stmt
@@ -351,7 +347,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 .subquery("neighbour_ids")
             )
             return (
-                self._select("messages")
+                self.select_all("messages")
                 .join_from(tbl, ids, tbl.c.id == ids.c.id)
                 .order_by(*ordering)
             )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
@@ -21,9 +19,6 @@ SCORERS, EVALS = table("scorers"), table("evals")
 class SqlScores(SqlDomain, ScoresDomain):
     """Scorer results and eval results on a relational backend."""
 
-    def _select(self, base: str) -> sa.Select[Any]:
-        return sa.select(*self.db.readable(self.t(base), table(base)))
-
     async def _save_score(self, score: Score) -> None:
         row = self.db.values(SCORERS, score.stored())
         stmt = self.db.dialect.upsert(
@@ -32,7 +27,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _get_score(self, score_id: str) -> Score | None:
-        stmt = self._select("scorers").where(self.t("scorers").c.id == score_id)
+        stmt = self.select_all("scorers").where(self.t("scorers").c.id == score_id)
 
         def read(conn: Connection) -> Score | None:
             row = conn.execute(stmt).mappings().first()
@@ -44,7 +39,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         tbl = self.t("scorers")
         where = [tbl.c[name] == value for name, value in query.columns().items()]
         stmt = (
-            self._select("scorers")
+            self.select_all("scorers")
             .where(*where)
             .order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
         )
@@ -72,7 +67,7 @@ class SqlScores(SqlDomain, ScoresDomain):
             else:
                 where.append(sa.or_(tbl.c.test_info.is_(None), test_path.is_(None)))
         stmt = (
-            self._select("evals")
+            self.select_all("evals")
             .where(*where)
             .order_by(tbl.c.created_at.desc(), tbl.c.run_id.desc(), tbl.c.metric_name.desc())
         )

@@ -33,13 +33,10 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _select(self, base: str) -> sa.Select[Any]:
-        return sa.select(*self.db.readable(self.t(base), table(base)))
-
     def _definition(
         self, conn: Connection, definition_id: str, *, lock: bool = False
     ) -> WorkflowDefinition | None:
-        stmt = self._select("workflow_definitions").where(
+        stmt = self.select_all("workflow_definitions").where(
             self.t("workflow_definitions").c.id == definition_id
         )
         if lock and self.db.dialect.supports_for_update:
@@ -49,7 +46,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         return from_row(WorkflowDefinition, row) if row is not None else None
 
     def _version(self, conn: Connection, *where: Any) -> WorkflowDefinitionVersion | None:
-        stmt = self._select("workflow_definition_versions").where(*where).limit(1)
+        stmt = self.select_all("workflow_definition_versions").where(*where).limit(1)
         row = conn.execute(stmt).mappings().first()
         return from_row(WorkflowDefinitionVersion, row) if row is not None else None
 
@@ -101,7 +98,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     ) -> tuple[list[WorkflowDefinition], int]:
         tbl = self.t("workflow_definitions")
         order = (tbl.c[query.order_field], tbl.c.id)
-        stmt = self._select("workflow_definitions").order_by(
+        stmt = self.select_all("workflow_definitions").order_by(
             *(c.desc() if query.descending else c.asc() for c in order)
         )
         w = query.window
@@ -163,7 +160,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         where = versions.c.workflowDefinitionId == query.workflow_definition_id
         order = (versions.c[query.order_field], versions.c.id)
         stmt = (
-            self._select("workflow_definition_versions")
+            self.select_all("workflow_definition_versions")
             .where(where)
             .order_by(*(c.desc() if query.descending else c.asc() for c in order))
         )

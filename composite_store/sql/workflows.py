@@ -24,9 +24,6 @@ KEY = ["workflow_name", "run_id"]
 class SqlWorkflows(SqlDomain, WorkflowsDomain):
     """Workflow run snapshots on a relational backend."""
 
-    def _select(self) -> sa.Select[Any]:
-        return sa.select(*self.db.readable(self.t("workflow_snapshot"), SNAPSHOTS))
-
     async def _persist(self, run: WorkflowRun, *, keep_created_at: bool) -> None:
         row = self.db.values(SNAPSHOTS, run.stored())
         keep = [c for c in ("createdAt", "createdAtZ") if keep_created_at and c in row]
@@ -38,7 +35,9 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
 
         def build() -> Executable:
             tbl = self.t("workflow_snapshot")
-            stmt = self._select().where(tbl.c.run_id == sa.bindparam("run_id"))
+            stmt = self.select_all("workflow_snapshot").where(
+                tbl.c.run_id == sa.bindparam("run_id")
+            )
             if named:
                 stmt = stmt.where(tbl.c.workflow_name == sa.bindparam("workflow_name"))
             return stmt.order_by(tbl.c.createdAt.desc()).limit(1)
@@ -66,7 +65,11 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
                 where.append(tbl.c.createdAt >= query.created.start)
             if query.created.end is not None:
                 where.append(tbl.c.createdAt <= query.created.end)
-        stmt = self._select().where(*where).order_by(tbl.c.createdAt.desc(), tbl.c.run_id.desc())
+        stmt = (
+            self.select_all("workflow_snapshot")
+            .where(*where)
+            .order_by(tbl.c.createdAt.desc(), tbl.c.run_id.desc())
+        )
         w = query.window
         if w.limit is not None:
             stmt = stmt.offset(w.offset).limit(w.limit + 1)
@@ -83,7 +86,9 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         self, workflow_name: str, run_id: str, update: SnapshotUpdate, now: datetime
     ) -> dict[str, Any] | None:
         tbl = self.t("workflow_snapshot")
-        select = self._select().where(tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id)
+        select = self.select_all("workflow_snapshot").where(
+            tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id
+        )
         if self.db.dialect.supports_for_update:
             select = select.with_for_update()
 
