@@ -55,13 +55,16 @@ class HeldConnections:
         size = getattr(pool, "size", None)
         if size is None:
             return None
+        # The pool's size and timeout are public; its overflow limit and recycle age are not
+        # (tests/unit/test_held_connections_sizing.py checks they are still read right).
         recycle = getattr(pool, "_recycle", -1)
         overflow = getattr(pool, "_max_overflow", 0)
+        timeout = pool.timeout() if hasattr(pool, "timeout") else 30.0
         return cls(
             engine,
             keep=max(1, size()),
             limit=None if overflow < 0 else max(1, size() + overflow),
-            timeout=getattr(pool, "_timeout", 30.0),
+            timeout=timeout,
             recycle=recycle if recycle > 0 else float("inf"),
         )
 
