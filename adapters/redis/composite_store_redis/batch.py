@@ -20,6 +20,9 @@ from composite_store.errors import ValidationError
 
 __all__ = ["Batch", "Step"]
 
+#: A guard: (its key, (op, key, field, value) as the script reads them).
+_Guard = tuple[str, tuple[str, str, str, str]]
+
 #: Arguments per command a script can unpack at once (Lua's stack limit is ~8000).
 _CHUNK = 1000
 
@@ -49,7 +52,7 @@ class Batch:
 
     def __init__(self, *, expire_at: int | None = None) -> None:
         self.expire_at = expire_at
-        self._guards: list[tuple[str, tuple[str, str, str, str]]] = []
+        self._guards: list[_Guard] = []
         self._commands: list[tuple[str, ...]] = []
 
     def __bool__(self) -> bool:
@@ -138,40 +141,31 @@ class Batch:
 
     def steps(self, *, cluster: bool) -> list[Step]:
         """One step (standalone), or one per slot with the guarded ones first (cluster)."""
+        if not self._guards and not self._commands:
+            return []
         if not cluster:
-            return [self._one_step()] if self._guards or self._commands else []
-        # slot -> (step, the keys it declares: a dict as an ordered set)
-        plan: dict[int, tuple[Step, dict[str, None]]] = {}
-
-        def step_of(key: str) -> Step:
-            slot = key_slot(key.encode()) if cluster else 0
-            found = plan.get(slot)
-            if found is None:
-                found = plan[slot] = (Step(), {})
-            found[1][key] = None
-            return found[0]
-
-        for key, guard in self._guards:
-            step_of(key).guards.extend(guard)
+            return [_step(self._guards, self._commands)]
+        # slot -> (its guards, its commands), in the order the batch names them
+        by_slot: dict[int, tuple[list[_Guard], list[tuple[str, ...]]]] = {}
+        for guard in self._guards:
+            by_slot.setdefault(key_slot(guard[0].encode()), ([], []))[0].append(guard)
         for args in self._commands:
-            commands = step_of(args[1]).commands
-            commands.append(str(len(args)))
-            commands.extend(args)
-        for step, keys in plan.values():
-            step.keys = list(keys)
-        return sorted((step for step, _ in plan.values()), key=lambda s: not s.guarded)
+            by_slot.setdefault(key_slot(args[1].encode()), ([], []))[1].append(args)
+        steps = [_step(guards, commands) for guards, commands in by_slot.values()]
+        return sorted(steps, key=lambda s: not s.guarded)
 
-    def _one_step(self) -> Step:
-        """Everything in one script call (a standalone server: one slot)."""
-        step = Step()
-        keys: dict[str, None] = {}  # an ordered set
-        for key, guard in self._guards:
-            keys[key] = None
-            step.guards.extend(guard)
-        commands = step.commands
-        for args in self._commands:
-            keys[args[1]] = None
-            commands.append(str(len(args)))
-            commands.extend(args)
-        step.keys = list(keys)
-        return step
+
+def _step(guards: Iterable[_Guard], commands: Iterable[tuple[str, ...]]) -> Step:
+    """One script call running ``commands`` under ``guards``; it declares each key once."""
+    step = Step()
+    keys: dict[str, None] = {}  # an ordered set
+    for key, guard in guards:
+        keys[key] = None
+        step.guards.extend(guard)
+    flat = step.commands
+    for args in commands:
+        keys[args[1]] = None
+        flat.append(str(len(args)))
+        flat.extend(args)
+    step.keys = list(keys)
+    return step
