@@ -309,10 +309,9 @@ def _entries(
     an index where a partition value or the order value is null, several where a partition
     value is a list (tags). An order value of ``+inf`` (a span still running) sorts after every
     instant. A record is in many indexes ordered by the same column with the same members (a
-    root span in 48), so scores and members are worked out once per column."""
+    root span in 48), so each (member, score) is worked out once per member and order column."""
     out: dict[Entry, int | str] = {}
-    scores: dict[str, int | str] = {}
-    members: dict[tuple[str, ...], str] = {}
+    placed: dict[tuple[tuple[str, ...], str, bool], tuple[str, int | str]] = {}
     for position, index in enumerate(indexes):
         at = stored.get(index.order)
         if at is None:
@@ -329,23 +328,18 @@ def _entries(
                 value = str(value)
             partition.append(value)
         else:
-            score: int | str
-            if index.lex:
+            how = (index.member, index.order, index.lex)
+            found = placed.get(how)
+            if found is None:
                 ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
-                member, score = nanos_member(int(at), *ids), 0
-            else:
-                found = members.get(index.member)
-                if found is None:
-                    ids = [v if type(v := stored[c]) is str else str(v) for c in index.member]
-                    found = members[index.member] = pack(*ids)
-                member = found
-                score = scores.get(index.order, "")
-                if score == "":
-                    if isinstance(at, datetime):
-                        score = millis(at)
-                    else:
-                        score = at if at == "+inf" else int(at)
-                    scores[index.order] = score
+                if index.lex:
+                    found = (nanos_member(int(at), *ids), 0)
+                elif isinstance(at, datetime):
+                    found = (pack(*ids), millis(at))
+                else:
+                    found = (pack(*ids), at if at == "+inf" else int(at))
+                placed[how] = found
+            member, score = found
             if not tags:  # the usual record: one entry
                 out[(position, tuple(partition), member)] = score
                 continue
