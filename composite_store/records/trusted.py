@@ -97,6 +97,12 @@ def _slot_lines(model: type[BaseModel], fields_set: str, extra: str) -> list[str
     ]
 
 
+def _whole_record_lines(model: type[BaseModel], sources: tuple[tuple[str, str], ...]) -> list[str]:
+    """The body's end for a row holding every field: all of them are in the fields set."""
+    fields = ", ".join(repr(attr) for attr, _ in sources)
+    return _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
+
+
 @cache
 def _builder(model: type[R]) -> Callable[[dict[str, Any], dict[str, Any] | None], R]:
     """``build(values, extra)``: ``model`` from ``values`` by field name, defaults filled."""
@@ -192,7 +198,6 @@ def row_reader(
         }
         return _from_partial_row(model, row, converted)
 
-    fields = ", ".join(repr(attr) for attr, _ in sources)
     values = "{" + ", ".join(f"{attr!r}: {value(attr, src)}" for attr, src in sources) + "}"
     if absent_is_none:
         lines = ["def read(row):", f"    values = {values}"]
@@ -205,7 +210,7 @@ def row_reader(
             "        return partial_row(row)",
         ]
         env["partial_row"] = partial_row
-    lines += _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
+    lines += _whole_record_lines(model, sources)
     read: RowReader[R] = _compile(model, "read", lines, env)
     return read
 
@@ -227,18 +232,17 @@ def tuple_reader(
     missing = [src for _, src in sources if src not in position]
     if missing:
         raise TypeError(f"{model.__name__}: the row has no column(s) {missing}")
+    by_column = dict(convert)
     env: dict[str, Any] = {}
     items = []
     for attr, src in sources:
         fetched = f"row[{position[src]}]"
-        for name, fn in convert:
-            if name == src:
-                env[f"convert_{attr}"] = fn
-                fetched = f"convert_{attr}({fetched})"
+        if src in by_column:
+            env[f"convert_{attr}"] = by_column[src]
+            fetched = f"convert_{attr}({fetched})"
         items.append(f"{attr!r}: {fetched}")
-    fields = ", ".join(repr(attr) for attr, _ in sources)
     lines = ["def read(row):", "    values = {" + ", ".join(items) + "}"]
-    lines += _slot_lines(model, f"{{{fields}}}" if sources else "set()", "{}")
+    lines += _whole_record_lines(model, sources)
     read: TupleReader[R] = _compile(model, "read", lines, env)
     return read
 
@@ -246,14 +250,14 @@ def tuple_reader(
 def replaced(record: R, **changes: Any) -> R:
     """``record.model_copy(update=changes)`` for changes of fields by attribute name, at half
     the cost: a shallow copy with the changed values and them added to the fields set."""
-    copy: R = record.__class__.__new__(record.__class__)
-    _SLOTS["__dict__"](copy, {**record.__dict__, **changes})
-    _SLOTS["__pydantic_fields_set__"](copy, record.__pydantic_fields_set__ | changes.keys())
+    clone: R = record.__class__.__new__(record.__class__)
+    _SLOTS["__dict__"](clone, {**record.__dict__, **changes})
+    _SLOTS["__pydantic_fields_set__"](clone, record.__pydantic_fields_set__ | changes.keys())
     extra = record.__pydantic_extra__
-    _SLOTS["__pydantic_extra__"](copy, None if extra is None else dict(extra))
+    _SLOTS["__pydantic_extra__"](clone, None if extra is None else dict(extra))
     private = record.__pydantic_private__
-    _SLOTS["__pydantic_private__"](copy, None if private is None else dict(private))
-    return copy
+    _SLOTS["__pydantic_private__"](clone, None if private is None else dict(private))
+    return clone
 
 
 @cache
