@@ -30,12 +30,6 @@ THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resou
 SAVE_ATTEMPTS = 5
 
 
-
-
-def _message_doc(m: Message) -> Document:
-    return document(MESSAGES, m)
-
-
 def _same_working_memory(path: str, expected: Any) -> dict[str, Any]:
     """An ``$expr`` comparing the stored working memory with ``expected`` exactly (a plain
     equality filter would also match arrays containing it); absent counts as null."""
@@ -190,7 +184,7 @@ class MongoMemory(MongoDomain, MemoryDomain):
     async def _save_messages(self, messages: Sequence[Message], now: Any) -> None:
         threads, coll = self.c("threads"), self.c("messages")
         targets = sorted({m.thread_id for m in messages})
-        docs = [_message_doc(m) for m in messages]
+        docs = [document(MESSAGES, m) for m in messages]
 
         async def save(session: Session) -> None:
             existing = await threads.find(
