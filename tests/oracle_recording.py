@@ -514,7 +514,7 @@ async def _script(store: OracleStore) -> list[tuple[str, str, Callable[[], Await
         ("workflow_definitions", "delete_workflow_definition",
          lambda: wd.delete_workflow_definition(id=M["definition"])),
     ]
-    # The record-copy operations every domain inherits (composite_store.copy), per table.
+    # The record-copy operations every domain inherits (composite_store.admin.copy), per table.
     for domain in store.domains.values():
         for spec in tables_for(domain.domain):
             calls.extend(_copy_calls(domain, spec))
@@ -626,7 +626,7 @@ def record_domains(
         prepared.Prepared.__init__ = original  # type: ignore[method-assign]
 
 
-#: The record-copy operations every domain inherits from ``Domain`` (composite_store.copy).
+#: The record-copy operations every domain inherits from ``Domain`` (composite_store.admin.copy).
 COPY_OPERATIONS = ("export_records", "fetch_records", "import_records", "count_records")
 
 

@@ -101,7 +101,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
         """
         import sys
         from composite_store.cli import main
-        from composite_store.provision import FileProvisioner, register_provisioner
+        from composite_store.admin.provision import FileProvisioner, register_provisioner
         from composite_store.registry import register_adapter
         from test_broken_adapter import BrokenSqliteStore
 

@@ -22,7 +22,7 @@ from backends import ran, unreachable
 from copy_data import BIG_THREAD, fill, snapshot
 
 from composite_store import cli, open_store
-from composite_store.copy import CopyReport, Progress, copy_domains, shared_domains
+from composite_store.admin.copy import CopyReport, Progress, copy_domains, shared_domains
 from composite_store.errors import ValidationError
 from composite_store.inmemory import InMemoryStore
 from composite_store.records.tables import key_of
@@ -279,7 +279,7 @@ def test_without_rich_the_command_says_how_to_get_progress_bars(
 ) -> None:
     import importlib.util
 
-    from composite_store import copy_command
+    from composite_store.cli import copy as copy_command
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

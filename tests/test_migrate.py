@@ -1,7 +1,7 @@
 """Schema versions and ``composite-store migrate``: upgrading from the previous release's schema.
 
-"Version 0" is the schema before this release's indexes (``composite_store.migrations``): on SQL
-and MongoDB the tables without ``<prefix>ai_spans_started_at_idx`` and
+"Version 0" is the schema before this release's indexes (``composite_store.schema.migrations``):
+on SQL and MongoDB the tables without ``<prefix>ai_spans_started_at_idx`` and
 ``<prefix>traces_trace_id_start_time_idx``; on Redis the key space without the whole-table sets
 of resources, scores and spans. Each test builds it by hand, checks that ``init()`` leaves it
 as it is and reports the fix, runs ``migrate --dry-run`` (nothing changes) and ``migrate``, and
@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from composite_store import cli, open_store
-from composite_store.copy import copy_domains
-from composite_store.drift import compare
+from composite_store.admin.copy import copy_domains
 from composite_store.errors import CompositeStoreError, SchemaMismatchError
 from composite_store.inmemory import InMemoryStore
-from composite_store.migrations import SchemaDriftWarning, current_version
 from composite_store.schema import tables_for
+from composite_store.schema.drift import compare
+from composite_store.schema.migrations import SchemaDriftWarning, current_version
 from composite_store.sql.store import SqlStore
 from composite_store.sql.tables import render_tables
 from composite_store.store import Store

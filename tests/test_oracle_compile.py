@@ -712,7 +712,7 @@ def test_options_are_validated() -> None:
 def test_the_provisioner_hands_out_table_prefixes() -> None:
     from composite_store_oracle import provision
 
-    from composite_store.provision import get_provisioner
+    from composite_store.admin.provision import get_provisioner
 
     assert get_provisioner("oracle") is provision
     assert get_provisioner("oracle+oracledb") is provision
@@ -808,8 +808,8 @@ def test_in_lists_stay_within_oracles_limit() -> None:
 def test_fix_statements_are_oracle_ddl(version: tuple[int, ...]) -> None:
     # What `composite-store inspect` prints next to a drifted Oracle table must run there:
     # ADD (column type), MODIFY (column ...), never ADD COLUMN / ALTER COLUMN.
-    from composite_store.drift import Difference, Kind
     from composite_store.schema import table
+    from composite_store.schema.drift import Difference, Kind
     from composite_store.sql.fixes import fix_statement
 
     store = OracleStore("oracle://u@127.0.0.1:1/?schema=agents")

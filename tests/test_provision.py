@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from composite_store import CompositeStoreError, ValidationError
-from composite_store.provision import (
+from composite_store.admin.provision import (
     FileProvisioner,
     MemoryProvisioner,
     get_provisioner,

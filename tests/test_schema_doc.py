@@ -1,4 +1,5 @@
-"""docs/schema.md is generated from composite_store/schema.py and must stay in step with it."""
+"""docs/schema.md is generated from composite_store/schema/documented.py and must stay in step
+with it."""
 
 from __future__ import annotations
 
@@ -10,19 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from composite_store import schema_doc
 from composite_store.schema import DEFAULT_PREFIX, TABLES, ColumnType
+from composite_store.schema import doc as schema_doc
 from composite_store.sql.dialect import SqlDialect
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
-REGENERATE = "uv run python -m composite_store.schema_doc > docs/schema.md"
+REGENERATE = "uv run python -m composite_store.schema.doc > docs/schema.md"
 
 
 def test_docs_schema_md_is_up_to_date() -> None:
     assert DOC.is_file(), f"docs/schema.md is missing; run `{REGENERATE}`"
     if DOC.read_text(encoding="utf-8") != schema_doc.render():
         pytest.fail(
-            f"docs/schema.md is out of date with composite_store/schema.py; run `{REGENERATE}`"
+            "docs/schema.md is out of date with composite_store/schema/documented.py; "
+            f"run `{REGENERATE}`"
         )
 
 
@@ -90,7 +92,7 @@ def test_deviation_check_catches_a_wrong_claim(monkeypatch: pytest.MonkeyPatch) 
 
 def test_module_prints_the_reference() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "composite_store.schema_doc"],
+        [sys.executable, "-m", "composite_store.schema.doc"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,12 +1,6 @@
 """Domain contracts: one abstract base class per storage domain."""
 
-from composite_store.domains.base import (
-    Capabilities,
-    Domain,
-    PhysicalColumn,
-    PhysicalIndex,
-    PhysicalTable,
-)
+from composite_store.domains.base import Capabilities, Domain
 from composite_store.domains.datasets import DatasetsDomain
 from composite_store.domains.experiments import ExperimentsDomain
 from composite_store.domains.memory import MemoryDomain
@@ -22,9 +16,6 @@ __all__ = [
     "ExperimentsDomain",
     "MemoryDomain",
     "ObservabilityDomain",
-    "PhysicalColumn",
-    "PhysicalIndex",
-    "PhysicalTable",
     "ScoresDomain",
     "WorkflowDefinitionsDomain",
     "WorkflowsDomain",

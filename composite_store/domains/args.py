@@ -7,8 +7,8 @@ from typing import Any
 
 from composite_store.domains.memory import UNSET
 from composite_store.errors import ValidationError
-from composite_store.paging import Window, window_from
 from composite_store.records.base import coerce
+from composite_store.rules.paging import Window, window_from
 from composite_store.types import Pagination, PerPage
 
 __all__ = [

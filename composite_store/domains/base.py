@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from composite_store.errors import (
@@ -15,19 +15,17 @@ from composite_store.errors import (
 )
 from composite_store.records.base import Record
 from composite_store.records.tables import record_type
-from composite_store.schema import ColumnType, TableSpec, tables_for
+from composite_store.schema import TableSpec, tables_for
+from composite_store.schema.physical import PhysicalTable
 
 if TYPE_CHECKING:
-    from composite_store.drift import Difference
-    from composite_store.migrations import Statement, Step
+    from composite_store.schema.drift import Difference
+    from composite_store.schema.migrations import Statement, Step
 
 __all__ = [
     "Capabilities",
     "Domain",
     "ExportPage",
-    "PhysicalColumn",
-    "PhysicalIndex",
-    "PhysicalTable",
 ]
 
 
@@ -62,60 +60,6 @@ class Capabilities:
     def enabled(self) -> tuple[str, ...]:
         """Names of the capabilities that are on."""
         return tuple(f.name for f in fields(self) if getattr(self, f.name))
-
-
-@dataclass(frozen=True)
-class PhysicalColumn:
-    """A column (or field) as the backend created it.
-
-    ``type`` is the physical type as the backend reports it (``TEXT``, ``JSONB``,
-    ``TIMESTAMP WITHOUT TIME ZONE``); ``holds`` is the set of documented types that physical
-    type can hold on this backend (on SQLite ``TEXT`` holds text, JSON and timestamps), which is
-    what the schema checks compare.
-    """
-
-    name: str
-    type: str
-    nullable: bool
-    holds: frozenset[ColumnType]
-
-
-@dataclass(frozen=True)
-class PhysicalIndex:
-    """An index or unique constraint as the backend created it.
-
-    ``descending`` gives each column's direction, or is None when the backend does not report
-    directions.
-    """
-
-    name: str
-    columns: tuple[str, ...]
-    unique: bool
-    descending: tuple[bool, ...] | None = None
-
-
-@dataclass(frozen=True)
-class PhysicalTable:
-    """A table (collection, key space) as the backend created it.
-
-    ``table`` is the documented table it stores (base name, e.g. ``threads``), ``name`` its
-    physical name (prefix and schema included). ``variants`` names the physical variants of
-    the documented schema the table uses (``schema.VARIANTS``, e.g. PostgreSQL's shadow
-    timestamp columns); they are the only extra columns the schema checks accept.
-    ``has_indexes`` is False for a store that scans instead of indexing (the in-memory store).
-    """
-
-    table: str
-    name: str
-    columns: tuple[PhysicalColumn, ...]
-    primary_key: tuple[str, ...]
-    indexes: tuple[PhysicalIndex, ...] = field(default=())
-    variants: frozenset[str] = field(default=frozenset())
-    has_indexes: bool = True
-
-    def column(self, name: str) -> PhysicalColumn | None:
-        """The column called ``name``, or None."""
-        return next((c for c in self.columns if c.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -159,7 +103,7 @@ class Domain(ABC):
         await self._init()
         self._ready, self._attached = True, False
         # Record (or check) the schema version; never alters a current database.
-        from composite_store.migrations import settle
+        from composite_store.schema.migrations import settle
 
         try:
             await settle(self)
@@ -222,7 +166,7 @@ class Domain(ABC):
         """
         raise UnsupportedOperationError(f"{type(self).__name__} cannot read raw rows")
 
-    # -- export and import (``composite_store.copy``) -------------------------------------------
+    # -- export and import (``composite_store.admin.copy``) ------------------------------------
 
     async def export_records(
         self, *, table: str, cursor: str | None = None, limit: int = 500
@@ -282,7 +226,7 @@ class Domain(ABC):
 
         Unlike the domain's own writes, nothing else changes: no ``updatedAt`` bump of a
         message's thread, no dataset version bump, no new version row, no derived default. This
-        is the import path of ``composite_store.copy``: ids, timestamps and SCD-2 history
+        is the import path of ``composite_store.admin.copy``: ids, timestamps and SCD-2 history
         (dataset item versions and version rows, workflow definition versions) arrive as they
         were. A table without a key (``evals``) appends each record. Records that need another
         (a message its thread) must come after it; the batch is atomic where
@@ -336,7 +280,7 @@ class Domain(ABC):
         """Return the number of records ``table`` holds."""
         raise UnsupportedOperationError(f"{type(self).__name__} cannot count records")
 
-    # -- schema versions (``composite_store.migrations``) -----------------------------------------
+    # -- schema versions (``composite_store.schema.migrations``) -------------------------------
 
     async def schema_version(self) -> int | None:
         """Return the schema version recorded for this domain in its database, or None when
@@ -362,7 +306,7 @@ class Domain(ABC):
         return []
 
     def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.drift``)
+        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)
         from this backend's database, or None when the backend knows none."""
         return None
 

@@ -19,18 +19,18 @@ from composite_store.domains.args import (
 )
 from composite_store.domains.base import Domain
 from composite_store.errors import ConflictError, NotFoundError, ValidationError
-from composite_store.item_validation import ItemValidator, check_schema
-from composite_store.paging import Window, build_page, window
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetItemInput, DatasetVersion
-from composite_store.types import Page, Pagination
-from composite_store.versioning import (
+from composite_store.rules.item_history import (
     Planner,
     VersionPlan,
     plan_delete,
     plan_insert,
     plan_update,
 )
+from composite_store.rules.item_schemas import ItemValidator, check_schema
+from composite_store.rules.paging import Window, build_page, window
+from composite_store.types import Page, Pagination
 
 __all__ = ["DatasetUpdate", "DatasetsDomain", "ItemQuery"]
 

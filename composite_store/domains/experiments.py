@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Literal, get_args
 from composite_store.domains.args import UNSET, given, optional_int, page_window, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import ConflictError, NotFoundError, ValidationError
-from composite_store.paging import Window, build_page
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.experiments import (
     Experiment,
@@ -20,7 +19,8 @@ from composite_store.records.experiments import (
     ResultStatus,
     ReviewSummary,
 )
-from composite_store.review import summarize_reviews
+from composite_store.rules.paging import Window, build_page
+from composite_store.rules.review import summarize_reviews
 from composite_store.types import Page, Pagination
 
 __all__ = [

@@ -15,8 +15,6 @@ from composite_store.errors import (
     UnsupportedOperationError,
     ValidationError,
 )
-from composite_store.merge import merge_message_content, shallow_merge
-from composite_store.paging import Window, build_page, order_field, window
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.memory import (
     CloneResult,
@@ -26,6 +24,8 @@ from composite_store.records.memory import (
     Resource,
     Thread,
 )
+from composite_store.rules.merge import merge_message_content, shallow_merge
+from composite_store.rules.paging import Window, build_page, order_field, window
 from composite_store.types import DateRange, Include, OrderBy, Page, PerPage
 
 __all__ = ["UNSET", "MemoryDomain", "MessageQuery", "ThreadQuery"]

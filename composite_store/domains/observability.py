@@ -11,7 +11,6 @@ from typing import Any, ClassVar, TypeVar
 from composite_store.domains.base import Domain
 from composite_store.domains.observability_filters import OtelSpanFilter, TraceFilter
 from composite_store.errors import UnsupportedOperationError, ValidationError
-from composite_store.paging import Window, build_page, order_field, window_from
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.observability import (
     OtelSpan,
@@ -21,6 +20,7 @@ from composite_store.records.observability import (
     to_unix_nanos,
 )
 from composite_store.records.trusted import replaced
+from composite_store.rules.paging import Window, build_page, order_field, window_from
 from composite_store.types import DateRange, OrderBy, Page, Pagination
 
 __all__ = [

@@ -9,9 +9,9 @@ from typing import Any, ClassVar, get_args
 
 from composite_store.domains.base import Domain
 from composite_store.errors import UnsupportedOperationError, ValidationError
-from composite_store.paging import Window, build_page, window, window_from
 from composite_store.records.base import coerce
 from composite_store.records.scores import EvalRecord, EvalType, Score, ScoreSource
+from composite_store.rules.paging import Window, build_page, window, window_from
 from composite_store.types import Page, Pagination, PerPage
 
 __all__ = ["EvalQuery", "ScoreQuery", "ScoresDomain"]

@@ -10,12 +10,12 @@ from typing import Any, ClassVar, Literal
 from composite_store.domains.args import UNSET, given, optional_int, page_window, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import ConflictError, NotFoundError, ValidationError
-from composite_store.paging import Window, build_page, order_field, window
 from composite_store.records.base import coerce, now_utc, uuid4_str
 from composite_store.records.workflow_definitions import (
     WorkflowDefinition,
     WorkflowDefinitionVersion,
 )
+from composite_store.rules.paging import Window, build_page, order_field, window
 from composite_store.types import OrderBy, Page, Pagination
 
 __all__ = [

@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 
 from composite_store.domains.base import Domain
 from composite_store.errors import ValidationError
-from composite_store.paging import Window, build_page, window
 from composite_store.records.base import coerce, now_utc
 from composite_store.records.workflows import WorkflowRun
+from composite_store.rules.paging import Window, build_page, window
+from composite_store.rules.workflow_state import apply_state, apply_step_result
 from composite_store.types import DateRange, Page, PerPage
-from composite_store.workflow_state import apply_state, apply_step_result
 
 __all__ = ["RunQuery", "SnapshotUpdate", "WorkflowsDomain"]
 

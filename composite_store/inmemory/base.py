@@ -7,12 +7,13 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from composite_store.domains.base import Capabilities, Domain, PhysicalTable
+from composite_store.domains.base import Capabilities, Domain
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.inmemory.physical import Layout, describe_layout
-from composite_store.paging import Window
 from composite_store.records.base import Record
 from composite_store.records.tables import key_of
+from composite_store.rules.paging import Window
+from composite_store.schema.physical import PhysicalTable
 
 __all__ = ["InMemoryData", "InMemoryDomain", "paginate"]
 
@@ -24,7 +25,7 @@ class InMemoryData:
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[Any, Any]] = {}
-        #: Domain -> recorded schema version (``composite_store.migrations``).
+        #: Domain -> recorded schema version (``composite_store.schema.migrations``).
         self.versions: dict[str, int] = {}
 
     def table(self, name: str) -> dict[Any, Any]:

@@ -10,9 +10,9 @@ from typing import Any
 from composite_store.domains.datasets import DatasetsDomain, DatasetUpdate, ItemQuery
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
-from composite_store.paging import Window
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetVersion
-from composite_store.versioning import Planner, VersionPlan, is_current, visible_at
+from composite_store.rules.item_history import Planner, VersionPlan, is_current, visible_at
+from composite_store.rules.paging import Window
 
 __all__ = ["InMemoryDatasets"]
 

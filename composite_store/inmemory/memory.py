@@ -15,8 +15,8 @@ from composite_store.domains.memory import (
 from composite_store.errors import ConflictError, NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
-from composite_store.merge import shallow_merge
 from composite_store.records.memory import Message, Resource, Thread
+from composite_store.rules.merge import shallow_merge
 from composite_store.types import DateRange
 
 __all__ = ["InMemoryMemory"]

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import pydantic
 from pydantic import BaseModel
 
-from composite_store.domains.base import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store.schema import ColumnType
+from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 
 __all__ = ["Layout", "describe_layout"]
 

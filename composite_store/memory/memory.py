@@ -24,8 +24,8 @@ from composite_store.memory.recall import RecallFormat, to_anthropic, to_openai
 from composite_store.memory.schemas import dump_object, parse_object
 from composite_store.memory.templates import overwrites_with_empty
 from composite_store.memory.tool import TOOL_NAME, read_arguments, tool_definition
-from composite_store.merge import deep_merge
 from composite_store.records.memory import Thread
+from composite_store.rules.merge import deep_merge
 from composite_store.types import OrderBy
 
 __all__ = ["HasMemory", "Memory", "WorkingMemoryValue"]

@@ -9,12 +9,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from composite_store.domains.datasets import DatasetsDomain, DatasetUpdate, ItemQuery
-from composite_store.paging import Window
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetVersion
 from composite_store.records.trusted import from_row
+from composite_store.rules.item_history import Planner, VersionPlan
+from composite_store.rules.paging import Window
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
-from composite_store.versioning import Planner, VersionPlan
 
 __all__ = ["SqlDatasets"]
 

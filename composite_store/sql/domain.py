@@ -10,11 +10,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.domains.base import Domain, PhysicalTable
+from composite_store.domains.base import Domain
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.records.trusted import from_row
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
+from composite_store.schema.physical import PhysicalTable
 from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
@@ -24,8 +25,8 @@ from composite_store.sql.prepared import Prepared
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from composite_store.drift import Difference
-    from composite_store.migrations import Statement, Step
+    from composite_store.schema.drift import Difference
+    from composite_store.schema.migrations import Statement, Step
 
 __all__ = ["SqlDomain"]
 

@@ -1,4 +1,5 @@
-"""The DDL that removes one schema difference (``composite_store.drift``) from a SQL database.
+"""The DDL that removes one schema difference (``composite_store.schema.drift``) from a SQL
+database.
 
 ``composite-store inspect`` prints these next to each difference. Statements are compiled from
 the store's own rendered tables, so names, types and quoting are the dialect's; what only some
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.schema import CreateIndex, CreateTable, DropIndex
 
-from composite_store.drift import Difference, Kind
+from composite_store.schema.drift import Difference, Kind
 from composite_store.sql.database import SqlDatabase
 
 __all__ = ["fix_statement"]

@@ -17,8 +17,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import CompileError
 from sqlalchemy.types import TypeEngine
 
-from composite_store.domains.base import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store.schema import TableSpec
+from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store.sql.database import SqlDatabase
 
 __all__ = ["describe_physical"]

@@ -23,7 +23,6 @@ from composite_store.domains.memory import (
     resource_after_update,
 )
 from composite_store.errors import ConflictError, NotFoundError
-from composite_store.merge import shallow_merge
 from composite_store.records.memory import (
     Message,
     MessageContent,
@@ -32,6 +31,7 @@ from composite_store.records.memory import (
     message_from_row,
 )
 from composite_store.records.trusted import from_row
+from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import Prepared, in_list, numbered, params

@@ -18,11 +18,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.schema import CreateIndex as CreateIndexDDL
 
-from composite_store.drift import index_matches
 from composite_store.errors import map_errors
-from composite_store.migrations import CreateIndex, Statement, Step, version_table
 from composite_store.records.base import now_utc
 from composite_store.schema import Column, ColumnType
+from composite_store.schema.drift import index_matches
+from composite_store.schema.migrations import CreateIndex, Statement, Step, version_table
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.introspect import describe_physical
 

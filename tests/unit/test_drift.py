@@ -1,11 +1,11 @@
-"""``composite_store.drift`` on hand-made physical tables: each kind of difference, and what is
-not one (declared variants, indexes matched by columns rather than names)."""
+"""``composite_store.schema.drift`` on hand-made physical tables: each kind of difference, and
+what is not one (declared variants, indexes matched by columns rather than names)."""
 
 from __future__ import annotations
 
-from composite_store.domains.base import PhysicalColumn, PhysicalIndex, PhysicalTable
-from composite_store.drift import Kind, compare, compare_table
 from composite_store.schema import SHADOW_TIMESTAMPS, ColumnType, TableSpec, table
+from composite_store.schema.drift import Kind, compare, compare_table
+from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 
 THREADS = table("threads")
 

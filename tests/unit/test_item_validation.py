@@ -1,4 +1,4 @@
-"""JSON Schema checks of datasets and items (``composite_store.item_validation``) and the
+"""JSON Schema checks of datasets and items (``composite_store.rules.item_schemas``) and the
 JSON value types of records (``composite_store.records.json``)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from composite_store.errors import ValidationError
-from composite_store.item_validation import ItemValidator, check_schema
 from composite_store.records.base import coerce
 from composite_store.records.datasets import Dataset, DatasetItemInput
 from composite_store.records.json import json_value
+from composite_store.rules.item_schemas import ItemValidator, check_schema
 
 PROMPT = {
     "type": "object",

@@ -1,9 +1,9 @@
-"""Folding review-status counts into summaries (``composite_store.review``)."""
+"""Folding review-status counts into summaries (``composite_store.rules.review``)."""
 
 from __future__ import annotations
 
 from composite_store.records.experiments import ReviewSummary
-from composite_store.review import summarize_reviews
+from composite_store.rules.review import summarize_reviews
 
 
 def test_counts_per_experiment_and_status() -> None:

@@ -1,4 +1,4 @@
-"""SCD-2 planning of dataset items (``composite_store.versioning``), without a backend."""
+"""SCD-2 planning of dataset items (``composite_store.rules.item_history``), without a backend."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from composite_store.errors import ConflictError, NotFoundError, ValidationError
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetItemInput
-from composite_store.versioning import (
+from composite_store.rules.item_history import (
     is_current,
     plan_delete,
     plan_insert,

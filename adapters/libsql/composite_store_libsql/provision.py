@@ -7,7 +7,7 @@ file provisioner. Remote ``libsql://HOST`` URLs cannot be provisioned from here.
 
 from __future__ import annotations
 
-from composite_store.provision import FileProvisioner
+from composite_store.admin.provision import FileProvisioner
 
 __all__ = ["create_namespace", "drop_namespace", "store_url"]
 

@@ -16,9 +16,9 @@ from typing import Any
 from pymongo import IndexModel
 from pymongo.errors import OperationFailure
 
-from composite_store.domains.base import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store.errors import SchemaMismatchError
 from composite_store.schema import TableSpec
+from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store_mongodb.connection import MongoConnection
 from composite_store_mongodb.errors import mongo_errors
 from composite_store_mongodb.indexes import IndexDef, index_defs

@@ -10,10 +10,10 @@ from pymongo import DESCENDING
 from pymongo.errors import DuplicateKeyError
 
 from composite_store.domains.datasets import DatasetsDomain, DatasetUpdate, ItemQuery
-from composite_store.paging import Window
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetVersion
+from composite_store.rules.item_history import Planner, VersionPlan
+from composite_store.rules.paging import Window
 from composite_store.schema import table
-from composite_store.versioning import Planner, VersionPlan
 from composite_store_mongodb.cas import MAX_ATTEMPTS, update_document, with_loader
 from composite_store_mongodb.connection import Document, Session
 from composite_store_mongodb.documents import NO_ID, document, from_document

@@ -9,17 +9,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
-from composite_store.domains.base import Capabilities, Domain, PhysicalTable
+from composite_store.domains.base import Capabilities, Domain
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
+from composite_store.schema.physical import PhysicalTable
 from composite_store_mongodb import catalog, transfer
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.documents import NO_ID
 
 if TYPE_CHECKING:
-    from composite_store.drift import Difference
-    from composite_store.migrations import Statement, Step
+    from composite_store.schema.drift import Difference
+    from composite_store.schema.migrations import Statement, Step
 
 __all__ = ["MongoDomain"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 
-from composite_store.paging import Window
+from composite_store.rules.paging import Window
 from composite_store_mongodb.connection import Document, MongoConnection, Session
 from composite_store_mongodb.documents import NO_ID
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from bson import json_util
 from pymongo import InsertOne, ReplaceOne
 
-from composite_store.drift import Difference, Kind
 from composite_store.errors import ConflictError, ValidationError
-from composite_store.migrations import Statement, Step, version_table
 from composite_store.records.base import Record, now_utc
 from composite_store.records.tables import record_from_row, row_of
 from composite_store.schema import TableSpec, table
+from composite_store.schema.drift import Difference, Kind
+from composite_store.schema.migrations import Statement, Step, version_table
 from composite_store_mongodb.connection import Document
 from composite_store_mongodb.indexes import IndexDef, index_defs
 

@@ -13,16 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from composite_store.domains.base import (
-    Capabilities,
-    Domain,
-    PhysicalColumn,
-    PhysicalIndex,
-    PhysicalTable,
-)
+from composite_store.domains.base import Capabilities, Domain
 from composite_store.errors import ConflictError, SchemaMismatchError, ValidationError
 from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
+from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
@@ -30,8 +25,8 @@ from composite_store_redis.connection import RedisConnection
 from composite_store_redis.keys import Keys, SortedIndex, pack
 
 if TYPE_CHECKING:
-    from composite_store.drift import Difference
-    from composite_store.migrations import Statement, Step
+    from composite_store.schema.drift import Difference
+    from composite_store.schema.migrations import Statement, Step
 
 __all__ = ["RedisDomain"]
 

@@ -27,10 +27,10 @@ from composite_store.domains.memory import (
     resource_after_update,
 )
 from composite_store.errors import ConflictError, NotFoundError, UnsupportedOperationError
-from composite_store.merge import shallow_merge
 from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.records.trusted import RowReader, row_reader
+from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store_redis import transfer
 from composite_store_redis.batch import Batch

@@ -17,10 +17,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from composite_store.drift import Difference, Kind
 from composite_store.errors import ValidationError
-from composite_store.migrations import CreateIndex, Statement, Step
 from composite_store.schema import table
+from composite_store.schema.drift import Difference, Kind
+from composite_store.schema.migrations import CreateIndex, Statement, Step
 from composite_store_redis.codec import decode_record
 from composite_store_redis.keys import SortedIndex
 

@@ -3,8 +3,8 @@
 Every check is generated from ``composite_store.schema``: each documented table of every domain
 the store offers must exist with every documented column, a compatible type, the documented
 nullability, keys and indexes, and no column beyond the physical variants the backend declares.
-The comparison itself is ``composite_store.drift`` (``composite-store inspect`` reports the same
-differences with their fixes); each test asserts on one kind of difference.
+The comparison itself is ``composite_store.schema.drift`` (``composite-store inspect`` reports
+the same differences with their fixes); each test asserts on one kind of difference.
 Rows written through the public API and read back with ``read_raw`` must carry the documented
 names and the physical form DESIGN.md section 9 prescribes for the backend's family.
 """
@@ -15,8 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from composite_store.domains.base import Domain, PhysicalTable
-from composite_store.drift import Kind, compare_table
+from composite_store.domains.base import Domain
 from composite_store.schema import (
     DOMAINS,
     TABLES,
@@ -25,6 +24,8 @@ from composite_store.schema import (
     table,
     variant_columns,
 )
+from composite_store.schema.drift import Kind, compare_table
+from composite_store.schema.physical import PhysicalTable
 from composite_store.store import Store
 from composite_store_conformance.base import Suite
 from composite_store_conformance.raw import form_for
@@ -67,7 +68,7 @@ async def _physical(store: Store, spec: TableSpec) -> PhysicalTable:
 
 
 def _differences(spec: TableSpec, physical: PhysicalTable, kind: Kind) -> list[str]:
-    """The messages of ``physical``'s differences of one kind (``composite_store.drift``)."""
+    """The messages of ``physical``'s differences of one kind (``composite_store.schema.drift``)."""
     return [d.message for d in compare_table(spec, physical) if d.kind is kind]
 
 

@@ -1,5 +1,5 @@
 """Export and import (``Domain.export_records`` and friends) and schema versions: what
-``composite_store.copy`` relies on, held on every backend."""
+``composite_store.admin.copy`` relies on, held on every backend."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import pytest
 
 from composite_store import Message, Store, Thread, ValidationError
-from composite_store.migrations import current_version
 from composite_store.records.tables import key_of
+from composite_store.schema.migrations import current_version
 from composite_store_conformance.base import Suite
 from composite_store_conformance.cases import at
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 from composite_store.domains.base import Domain
 from composite_store.errors import CompositeStoreError, ValidationError
-from composite_store.migrations import outstanding, pending, recorded_version
 from composite_store.records.base import Record
 from composite_store.records.tables import key_of
 from composite_store.schema import DOMAINS, tables_for
 from composite_store.schema import table as spec_of
+from composite_store.schema.migrations import outstanding, pending, recorded_version
 from composite_store.store import Store
 
 __all__ = ["CopyReport", "Progress", "TableCopy", "copy_domains", "shared_domains"]

@@ -34,11 +34,11 @@ __all__ = ["COMMANDS", "Handler", "Subparsers", "build_parser", "main"]
 
 #: Modules whose ``add_parser(subparsers)`` registers a subcommand, in help order.
 COMMANDS: tuple[str, ...] = (
-    "composite_store.demo",
-    "composite_store.check",
-    "composite_store.copy_command",
-    "composite_store.migrate",
-    "composite_store.inspection",
+    "composite_store.cli.demo",
+    "composite_store.cli.check",
+    "composite_store.cli.copy",
+    "composite_store.cli.migrate",
+    "composite_store.cli.inspect",
 )
 
 #: The ``subparsers`` object handed to each command module's ``add_parser``.

@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 import composite_store
 from composite_store import config
-from composite_store.cli import Subparsers
+from composite_store.cli.main import Subparsers
 from composite_store.composite import CompositeStore
 from composite_store.errors import CompositeStoreError, redact
 from composite_store.records.base import now_utc

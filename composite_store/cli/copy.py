@@ -1,5 +1,5 @@
 """``composite-store copy SRC DST``: copy domains between backends, with progress and a count
-check per table (``composite_store.copy`` does the work).
+check per table (``composite_store.admin.copy`` does the work).
 
 Progress bars need ``rich`` (``pip install "composite-store[cli]"``); without it the command
 prints one line per finished table and says how to get the bars.
@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from composite_store.cli import Subparsers
-from composite_store.copy import DEFAULT_BATCH, CopyReport, Progress, copy_domains
+from composite_store.admin.copy import DEFAULT_BATCH, CopyReport, Progress, copy_domains
+from composite_store.cli.main import Subparsers
+from composite_store.cli.target import open_target
 from composite_store.errors import ValidationError, redact
 from composite_store.schema import DOMAINS
 from composite_store.store import Store
-from composite_store.target import open_target
 
 __all__ = ["add_parser", "render", "run"]
 

@@ -123,8 +123,8 @@ def get_provisioner(scheme: str) -> Provisioner:
     except ModuleNotFoundError as exc:
         raise CompositeStoreError(
             f"'{scheme}://' has no throwaway namespaces: {package} has no provision module; "
-            "its author can add one (see composite_store.provision.Provisioner) or call "
-            "composite_store.provision.register_provisioner"
+            "its author can add one (see composite_store.admin.provision.Provisioner) or call "
+            "composite_store.admin.provision.register_provisioner"
         ) from exc
     what = f"'{scheme}://' has no throwaway namespaces: {package}.provision"
     provisioner = _checked(module, what)

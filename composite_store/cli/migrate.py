@@ -1,94 +1,20 @@
-"""``composite-store migrate URL``: bring each domain's schema to this release's version.
-
-The plan comes from the registry (``composite_store.migrations``) rendered by each domain's
-backend; ``--dry-run`` prints it, statement by statement, without running anything. Each
-statement runs in its own transaction, except those that cannot (PostgreSQL ``CREATE INDEX
-CONCURRENTLY``), which run on a connection of their own; a domain's version is recorded after
-each migration, so an interrupted run resumes where it stopped.
-"""
+"""``composite-store migrate URL``: print each domain's migration plan, and apply it unless
+``--dry-run`` (``composite_store.admin.migrate`` plans and applies)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-from composite_store.cli import Subparsers
-from composite_store.domains.base import Domain
-from composite_store.errors import redact
-from composite_store.migrations import (
-    Migration,
-    Statement,
-    current_version,
-    pending,
-    recorded_version,
-    unchecked,
-)
+from composite_store.admin.migrate import DomainPlan, apply_plan, plan_migrations
+from composite_store.cli.main import Subparsers
+from composite_store.cli.target import open_target
 from composite_store.schema import DOMAINS
+from composite_store.schema.migrations import unchecked
 from composite_store.store import Store
-from composite_store.target import open_target
 
-__all__ = ["DomainPlan", "add_parser", "apply_plan", "plan_migrations", "render", "run"]
-
-
-@dataclass
-class DomainPlan:
-    """What migrating one domain takes: its version now (None: the backend keeps none), the
-    current version, and each pending migration with the statements it needs here."""
-
-    domain: str
-    where: str
-    recorded: int | None
-    current: int
-    steps: list[tuple[Migration, list[Statement]]] = field(default_factory=list)
-
-    @property
-    def statements(self) -> int:
-        return sum(len(statements) for _, statements in self.steps)
-
-    @property
-    def due(self) -> bool:
-        """Whether anything is left: a statement to run or a version to record."""
-        return self.recorded is not None and self.recorded < self.current
-
-
-async def plan_migrations(store: Store, domains: Sequence[str] | None = None) -> list[DomainPlan]:
-    """The plan of every domain of ``store`` (initialized) or of ``domains``; reads only."""
-    plans = []
-    for name, dom in store.domains.items():
-        if domains and name not in domains:
-            continue
-        recorded = await recorded_version(dom)
-        plan = DomainPlan(name, redact(dom.describe()), recorded, current_version(name))
-        if recorded is not None:
-            for migration in pending(name, recorded):
-                statements: list[Statement] = []
-                for step in migration.steps:
-                    statements.extend(await dom._migration_plan(step))
-                plan.steps.append((migration, statements))
-        plans.append(plan)
-    return plans
-
-
-async def apply_plan(
-    store: Store,
-    plans: Sequence[DomainPlan],
-    *,
-    on_statement: Callable[[str, Statement], None] | None = None,
-) -> None:
-    """Run ``plans``: each migration's statements in order, then record its version."""
-    for plan in plans:
-        if not plan.due:
-            continue
-        dom: Domain | None = store.get(plan.domain)
-        assert dom is not None
-        for migration, statements in plan.steps:
-            for statement in statements:
-                if on_statement is not None:
-                    on_statement(plan.domain, statement)
-                await statement.run()
-            await dom._write_schema_version(migration.version)
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Subparsers) -> None:

@@ -37,7 +37,8 @@ __all__ = [
 
 DEFAULT_PREFIX = "mastra_"
 #: The highest domain schema version of this release; each domain's own version, and the
-#: migrations to it, are in ``composite_store.migrations`` (recorded per domain by ``init()``).
+#: migrations to it, are in ``composite_store.schema.migrations`` (recorded per domain by
+#: ``init()``).
 SCHEMA_VERSION = 1
 
 DOMAINS: tuple[str, ...] = (

@@ -98,7 +98,7 @@ class Statement:
     #: CONCURRENTLY``).
     transactional: bool = True
     #: Until it ran, ``Domain.export_records`` misses records (a listing index not yet built
-    #: from the stored records): ``composite_store.copy`` refuses such a source.
+    #: from the stored records): ``composite_store.admin.copy`` refuses such a source.
     export_incomplete: bool = False
 
 

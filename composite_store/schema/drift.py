@@ -15,8 +15,8 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from composite_store.domains.base import PhysicalIndex, PhysicalTable
 from composite_store.schema import Column, Index, TableSpec, variant_columns, variant_nullable
+from composite_store.schema.physical import PhysicalIndex, PhysicalTable
 
 __all__ = [
     "Difference",

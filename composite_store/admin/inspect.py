@@ -1,0 +1,91 @@
+"""What a store is, as its databases say: ``inspect_store``; ``composite-store inspect`` prints it.
+
+Per domain: the backend serving it (credentials redacted), whether it answers, the schema
+version recorded and the current one, every difference between the physical schema and the
+documented one (``composite_store.schema.drift``) with the statement that fixes it, and the
+row count of each table. Inspecting creates nothing: domains are attached (``Domain.attach``), not
+initialized, so a missing table shows up as drift instead of being created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from composite_store.domains.base import Domain
+from composite_store.errors import CompositeStoreError, redact
+from composite_store.schema import tables_for
+from composite_store.schema.drift import compare
+from composite_store.schema.migrations import current_version, recorded_version
+from composite_store.store import Store
+
+__all__ = ["DomainReport", "Finding", "inspect_store"]
+
+
+@dataclass
+class Finding:
+    """One schema difference and its fix."""
+
+    kind: str
+    table: str
+    message: str
+    fix: str | None
+
+
+@dataclass
+class DomainReport:
+    """What ``inspect`` found about one domain."""
+
+    domain: str
+    backend: str
+    reachable: bool
+    schema_version: int | None = None
+    #: Whether the database records the version (else it was read from the tables).
+    version_recorded: bool = False
+    current_version: int = 0
+    drift: list[Finding] = field(default_factory=list)
+    rows: dict[str, int | None] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Reachable, at the current version (or keeping none), and without drift."""
+        current = self.schema_version in (None, self.current_version)
+        return self.reachable and current and not self.drift and self.error is None
+
+
+async def inspect_store(store: Store) -> list[DomainReport]:
+    """Inspect every domain ``store`` routes (attaching, never initializing, them)."""
+    reports = []
+    for name, dom in store.domains.items():
+        report = DomainReport(
+            name, redact(dom.describe()), await dom.ping(), current_version=current_version(name)
+        )
+        if report.reachable:
+            try:
+                await _inspect(dom, report)
+            except CompositeStoreError as exc:
+                report.error = redact(str(exc))
+        reports.append(report)
+    return reports
+
+
+async def _inspect(dom: Domain, report: DomainReport) -> None:
+    await dom.attach()
+    report.version_recorded = await dom.schema_version() is not None
+    report.schema_version = await recorded_version(dom)
+    specs = tables_for(dom.domain)
+    physical = await dom.describe_physical()
+    for difference in compare(specs, physical):
+        report.drift.append(
+            Finding(
+                difference.kind.value,
+                difference.spec.base_name,
+                difference.message,
+                dom.fix_statement(difference),
+            )
+        )
+    existing = {t.table for t in physical}
+    for spec in specs:
+        report.rows[spec.base_name] = (
+            await dom.count_records(table=spec.base_name) if spec.base_name in existing else None
+        )
