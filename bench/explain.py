@@ -28,7 +28,7 @@ from bench.backends import BACKENDS, scratch_dir
 from bench.targets.library import LibraryTarget
 from composite_store import OrderBy
 from composite_store.sql.database import SqlDatabase
-from composite_store.sql.prepared import Prepared
+from composite_store.sql.engine import Prepared
 
 #: The statements one ``list_messages`` with an include issues (statement cache keys).
 STATEMENTS: dict[str, tuple[Hashable, Callable[[str, Any], dict[str, Any]]]] = {

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 
-import composite_store.sql.prepared as prepared
+import composite_store.sql.engine.prepared as prepared
 from composite_store.errors import CompositeStoreError
 from composite_store.records.tables import record_from_row
 from composite_store.schema import TABLES, ColumnType, TableSpec, tables_for

@@ -1,4 +1,4 @@
-"""Connections held between operations on the async servers (``composite_store.sql.connections``).
+"""Connections held between operations on the async servers (``sql.engine.connections``).
 
 Against the real PostgreSQL and MariaDB servers: an operation reuses the previous one's
 connection; a connection the server dropped is found (by the ping after idling, or by the

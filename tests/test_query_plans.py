@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from composite_store import OrderBy, open_store
 from composite_store.records.memory import Message, Thread
-from composite_store.sql.prepared import Prepared
+from composite_store.sql.engine import Prepared
 from composite_store.sql.store import SqlStore
 
 BACKENDS = ["postgres", "mariadb"]

@@ -27,9 +27,8 @@ from composite_store.schema import (
     validate_identifier,
     validate_prefix,
 )
-from composite_store.sql.connections import HeldConnections
 from composite_store.sql.dialect import SqlDialect
-from composite_store.sql.prepared import StatementCache, driver_error
+from composite_store.sql.engine import HeldConnections, StatementCache, driver_error
 from composite_store.sql.tables import render_tables, shadow
 from composite_store.urls import split_options
 
@@ -81,18 +80,18 @@ class SqlDatabase:
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
         self._executor: ThreadPoolExecutor | None = None
-        #: Async connections kept between operations (see ``sql.connections``); None for
+        #: Async connections kept between operations (see ``sql.engine.connections``); None for
         #: synchronous drivers and for pools that keep nothing (``NullPool``).
         self._held = HeldConnections.for_engine(self.engine) if self.is_async else None  # type: ignore[arg-type]
         if self.is_async:  # greenlet is there: async engines need it
-            from composite_store.sql.greenlets import run_in_greenlet
+            from composite_store.sql.engine.greenlets import run_in_greenlet
 
             self._in_greenlet = run_in_greenlet
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
         self._created: set[str] = set()
-        #: Statements compiled once, run on the driver's cursor (see ``sql.prepared``).
+        #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
         self.statements = StatementCache(
             self.engine.dialect, adapt=dialect.statement_dialect, executor=dialect.execute_prepared
         )
@@ -192,7 +191,7 @@ class SqlDatabase:
         if self.is_async:
             return self._driver_transaction(conn, fn, write)
         # Begin SQLAlchemy's own transaction first: statements run on the driver cursor
-        # (sql.prepared) do not autobegin it, and commit() must reach the driver.
+        # (sql.engine.prepared) do not autobegin it, and commit() must reach the driver.
         if not conn.in_transaction():
             conn.begin()
         self.dialect.begin(conn, write=write)
@@ -207,7 +206,7 @@ class SqlDatabase:
     def _driver_transaction(
         self, conn: Connection, fn: Callable[[Connection], T], write: bool
     ) -> T:
-        """One operation on an async driver, whose statements (``sql.prepared``) begin the
+        """One operation on an async driver, whose statements (``sql.engine.prepared``) begin the
         driver's transaction implicitly; it is committed on the driver too, one await, since
         SQLAlchemy's begin/commit bookkeeping costs more than a point read's statement. A
         statement that went through SQLAlchemy (``conn.execute``) began SQLAlchemy's own

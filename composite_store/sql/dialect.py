@@ -19,7 +19,7 @@ from sqlalchemy.types import TypeEngine
 from composite_store.domains.base import Capabilities
 from composite_store.errors import CompositeStoreError, ValidationError
 from composite_store.schema import SHADOW_TIMESTAMPS, Column, ColumnType, TableSpec
-from composite_store.sql.prepared import driver_cursor
+from composite_store.sql.engine.prepared import driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -103,14 +103,14 @@ class SqlDialect:
         return url, parsed
 
     def statement_dialect(self, dialect: Dialect) -> Dialect:
-        """The dialect prepared statements (``sql.prepared``) are compiled with, given the
+        """The dialect prepared statements (``sql.engine.prepared``) are compiled with, given the
         engine's; the default is the engine's own."""
         return dialect
 
     def execute_prepared(
         self, conn: Connection, sql: str, params: Any, fetch: bool
     ) -> tuple[list[Any] | None, int]:
-        """Run one prepared statement (``sql.prepared``) on the operation's connection: the
+        """Run one prepared statement (``sql.engine.prepared``) on the operation's connection: the
         rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)

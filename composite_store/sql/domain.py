@@ -19,8 +19,8 @@ from composite_store.schema.physical import PhysicalTable
 from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.engine import Prepared
 from composite_store.sql.introspect import describe_physical
-from composite_store.sql.prepared import Prepared
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -85,7 +85,7 @@ class SqlDomain(Domain):
             self._owns_db = True
         self.specs: tuple[TableSpec, ...] = tables_for(self.domain)
 
-    # -- prepared statements (see sql.prepared) ------------------------------------------------
+    # -- prepared statements (see sql.engine) -------------------------------------------------
 
     def prepared(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
         """The statement ``key`` of this domain, built and compiled on first use."""

@@ -34,7 +34,7 @@ from composite_store.records.trusted import from_row
 from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
-from composite_store.sql.prepared import Prepared, in_list, numbered, params
+from composite_store.sql.engine import Prepared, in_list, numbered, params
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 

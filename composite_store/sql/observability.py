@@ -24,7 +24,7 @@ from composite_store.records.observability import OtelSpan, Span
 from composite_store.records.trusted import from_row
 from composite_store.schema import ColumnType, table
 from composite_store.sql.domain import SqlDomain
-from composite_store.sql.prepared import IN_LIST_LIMIT, in_list, numbered
+from composite_store.sql.engine import IN_LIST_LIMIT, in_list, numbered
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange
 

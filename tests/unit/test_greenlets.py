@@ -1,4 +1,4 @@
-"""``sql.greenlets.run_in_greenlet``: the ``greenlet_spawn`` protocol on reused greenlets."""
+"""``sql.engine.greenlets.run_in_greenlet``: the ``greenlet_spawn`` protocol on reused greenlets."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ pytest.importorskip("greenlet")
 
 from sqlalchemy.util import await_only
 
-from composite_store.sql import greenlets
-from composite_store.sql.greenlets import run_in_greenlet
+from composite_store.sql.engine import greenlets
+from composite_store.sql.engine.greenlets import run_in_greenlet
 
 REQUEST = contextvars.ContextVar[str]("REQUEST")
 

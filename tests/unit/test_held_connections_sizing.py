@@ -13,7 +13,7 @@ pytest.importorskip("greenlet")
 
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from composite_store.sql.connections import HeldConnections
+from composite_store.sql.engine import HeldConnections
 
 URL = "postgresql+psycopg://nobody@127.0.0.1:1/none"  # never connected to
 

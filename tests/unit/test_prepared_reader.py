@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
-from composite_store.sql.prepared import Prepared
+from composite_store.sql.engine import Prepared
 from composite_store.sql.types import IsoTimestamp, JsonText
 
 AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)

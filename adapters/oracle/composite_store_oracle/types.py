@@ -213,7 +213,7 @@ def input_type_handler(cursor: Any, value: Any, arraysize: int) -> Any:
     """python-oracledb input type handler installed on every connection.
 
     It chooses the bind type of values whose statement did not declare one (the prepared
-    fast path of ``composite_store.sql.prepared`` never does): datetimes as ``TIMESTAMP``
+    fast path of ``composite_store.sql.engine.prepared`` never does): datetimes as ``TIMESTAMP``
     (the driver's default, ``DATE``, drops the milliseconds) and strings too long for a
     ``VARCHAR2`` in SQL as temporary ``CLOB``s. Everything else keeps the driver's default.
     """

@@ -8,7 +8,7 @@
 :extra: ``pip install "composite-store[postgres]"`` (installs ``composite-store-postgres``).
 :driver: psycopg 3 in asyncio mode through SQLAlchemy's ``postgresql+psycopg`` async engine
     (every URL form above is served by it). Operations keep their connections between them
-    (``composite_store.sql.connections``): one idle for more than 5 seconds is pinged before
+    (``composite_store.sql.engine.connections``): one idle for more than 5 seconds is pinged before
     use, one older than ``pool_recycle`` replaced, and an operation whose connection the
     server dropped runs again once on a new one; the pool pre-pings what it hands out.
 

@@ -12,7 +12,6 @@ SQLAlchemy execution, with the same result shape.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -27,7 +26,6 @@ __all__ = [
     "IN_LIST_LIMIT",
     "Executor",
     "Prepared",
-    "StatementCache",
     "driver_cursor",
     "driver_error",
     "in_list",
@@ -263,42 +261,3 @@ def in_list(column: sa.ColumnElement[Any], prefix: str, count: int) -> sa.Column
 def numbered(prefix: str, values: Sequence[Any]) -> dict[str, Any]:
     """The values of :func:`params` by name."""
     return {f"{prefix}{i}": v for i, v in enumerate(values)}
-
-
-class StatementCache:
-    """Compiled statements of one database, by key; batch shapes vary, so the cache is bounded.
-
-    ``adapt`` turns the engine's dialect into the one statements are compiled with (a backend
-    may prefer another parameter style for its driver); it is called on first use, once the
-    engine has connected and its dialect knows the server. ``executor`` runs them.
-    """
-
-    def __init__(
-        self,
-        dialect: Dialect,
-        size: int = 512,
-        *,
-        adapt: Callable[[Dialect], Dialect] | None = None,
-        executor: Executor = driver_cursor,
-    ) -> None:
-        self._engine_dialect = dialect
-        self._adapt = adapt
-        self._dialect: Dialect | None = None
-        self._executor = executor
-        self._size = size
-        self._cache: OrderedDict[Hashable, Prepared] = OrderedDict()
-
-    def get(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
-        """The compiled statement for ``key``, building and compiling it on first use."""
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        if self._dialect is None:
-            engine = self._engine_dialect
-            self._dialect = self._adapt(engine) if self._adapt is not None else engine
-        prepared = Prepared(build(), self._dialect, self._executor)
-        self._cache[key] = prepared
-        if len(self._cache) > self._size:
-            self._cache.popitem(last=False)
-        return prepared
