@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("greenlet")
 
+from greenlet import getcurrent  # type: ignore[import-untyped]
 from sqlalchemy.util import await_only
 
 from composite_store.sql.engine import greenlets
@@ -106,5 +107,21 @@ def test_a_parked_greenlet_holds_nothing_of_its_last_operation() -> None:
         del result
         gc.collect()
         assert alive() is None
+
+    asyncio.run(go())
+
+
+def test_sqlalchemy_still_recognises_a_kept_greenlet() -> None:
+    # The marker await_only looks for is SQLAlchemy's, undocumented (sql.engine.greenlets):
+    # an upgrade that renames it would make every async operation raise MissingGreenlet.
+    from sqlalchemy.util import greenlet_spawn
+
+    def marked() -> bool:
+        return bool(getattr(getcurrent(), "__sqlalchemy_greenlet_provider__", False))
+
+    async def go() -> None:
+        assert await greenlet_spawn(marked), "SQLAlchemy's greenlets no longer carry the marker"
+        assert await run_in_greenlet(marked)
+        assert await run_in_greenlet(_twice, 5) == 10  # await_only accepts the kept greenlet
 
     asyncio.run(go())
