@@ -594,6 +594,30 @@ async def _record(
     return recording
 
 
+def _recorded_execute(
+    self: prepared.Prepared, conn: Any, values: Any, fetch: bool, sql: str | None = None
+) -> tuple[list[Any] | None, int]:
+    """``Prepared._execute`` on a :class:`RecordingConnection`: the statement is recorded by
+    ``conn.execute``; its canned rows (Python values) are turned into what the driver would
+    return, each column's bind conversion being the inverse of the result conversion the
+    statement then applies."""
+    result = conn.execute(self.statement, dict(values or {}))
+    if not fetch:
+        return None, result.rowcount
+    columns = [
+        (c.key if c.key is not None else str(c), c.type.bind_processor(self.dialect))
+        for c in self.statement.selected_columns  # type: ignore[attr-defined]
+    ]
+    rows = [
+        tuple(
+            to_driver(row[key]) if to_driver is not None and row[key] is not None else row[key]
+            for key, to_driver in columns
+        )
+        for row in result.mappings()
+    ]
+    return rows, result.rowcount
+
+
 def record_domains(
     version: tuple[int, ...],
     *,
@@ -602,17 +626,14 @@ def record_domains(
     big_batches: bool = False,
 ) -> Recording:
     """Run the script twice (selects find nothing; selects find one row) and return both
-    runs' statements. Prepared statements run through ``Connection.execute`` here (the
-    recorder has no driver cursor); their SQL is the same compiled text either way. With
-    ``big_batches``, run only the operations that take lists of ids, with 1001 of them."""
+    runs' statements. The recorder has no driver cursor: the one execution path of prepared
+    statements (``Prepared._execute``) hands their statement to ``Connection.execute`` here,
+    whose SQL is the same compiled text, and gets the canned rows back as a driver would
+    return them. With ``big_batches``, run only the operations that take lists of ids, with
+    1001 of them."""
     script = _big_batches if big_batches else _script
-    original = prepared.Prepared.__init__
-
-    def slow(self: prepared.Prepared, stmt: Any, dialect: Dialect, *args: Any) -> None:
-        original(self, stmt, dialect, *args)
-        self.fast = False
-
-    prepared.Prepared.__init__ = slow  # type: ignore[method-assign]
+    original = prepared.Prepared._execute
+    prepared.Prepared._execute = _recorded_execute  # type: ignore[method-assign]
     try:
         total = Recording()
         for rows in (False, True):
@@ -623,7 +644,7 @@ def record_domains(
             total.failures.extend(one.failures)
         return total
     finally:
-        prepared.Prepared.__init__ = original  # type: ignore[method-assign]
+        prepared.Prepared._execute = original  # type: ignore[method-assign]
 
 
 #: The record-copy operations every domain inherits from ``Domain`` (composite_store.admin.copy).

@@ -40,10 +40,11 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             )
             if named:
                 stmt = stmt.where(tbl.c.workflow_name == sa.bindparam("workflow_name"))
-            return stmt.order_by(tbl.c.createdAt.desc()).limit(1)
+            # A bound LIMIT: Oracle renders a literal one into the SQL at execution.
+            return stmt.order_by(tbl.c.createdAt.desc()).limit(sa.bindparam("limit"))
 
         stmt = self.prepared(("get_run", named), build)
-        values = {"run_id": run_id, "workflow_name": workflow_name}
+        values = {"run_id": run_id, "workflow_name": workflow_name, "limit": 1}
 
         def read(conn: Connection) -> WorkflowRun | None:
             row = stmt.first(conn, values)

@@ -1,5 +1,5 @@
 """``Prepared.rows`` + ``Prepared.reader``: records built from driver rows by position, with the
-column types' conversions applied once, on the fast path and on SQLAlchemy's."""
+column types' conversions applied once; a statement whose SQL depends on its values is refused."""
 
 from __future__ import annotations
 
@@ -61,9 +61,8 @@ def _wrap(value: dict[str, Any]) -> dict[str, Any]:
     return {"wrapped": value}
 
 
-def test_fast_rows_get_the_type_conversion_then_the_callers(conn: Any) -> None:
+def test_rows_get_the_type_conversion_then_the_callers(conn: Any) -> None:
     page = Prepared(sa.select(items).order_by(items.c.id), conn.dialect)
-    assert page.fast
     rows = page.rows(conn)
     assert rows[0][1] == '{"n":1}'  # as the driver gives it: converted by the reader only
     read = page.reader(Item, data=_wrap)
@@ -73,14 +72,15 @@ def test_fast_rows_get_the_type_conversion_then_the_callers(conn: Any) -> None:
     ]
 
 
-def test_rows_through_sqlalchemy_are_not_converted_twice(conn: Any) -> None:
+def test_all_converts_each_column_once(conn: Any) -> None:
+    page = Prepared(sa.select(items).where(items.c.id == sa.bindparam("id")), conn.dialect)
+    assert page.all(conn, {"id": "b"}) == [{"id": "b!", "payload": {"n": 2}, "at": AT}]
+
+
+def test_a_statement_whose_sql_depends_on_its_values_is_refused(conn: Any) -> None:
     ids = sa.bindparam("ids", expanding=True)
-    page = Prepared(sa.select(items).where(items.c.id.in_(ids)), conn.dialect)
-    assert not page.fast
-    read = page.reader(Item, data=_wrap)
-    assert [read(r) for r in page.rows(conn, {"ids": ["b"]})] == [
-        Item(id="b!", at=AT, payload={"wrapped": {"n": 2}})
-    ]
+    with pytest.raises(ValueError, match=r"must not depend on its values.*bind each value"):
+        Prepared(sa.select(items).where(items.c.id.in_(ids)), conn.dialect)
 
 
 def test_a_reader_is_made_once_per_model_and_conversions(conn: Any) -> None:

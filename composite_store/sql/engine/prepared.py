@@ -5,9 +5,16 @@ operation costs one driver call plus the column types' own conversions (JSON, ti
 not a new statement, cache key and execution context per call (DESIGN.md section 8). Bind
 parameters are always named ``sa.bindparam`` objects, so every value still travels bound.
 
-A statement the fast path cannot run as is (one whose SQL depends on the values, such as an
-expanding ``IN`` or a literal-rendered ``LIMIT`` on some dialects) falls back to ordinary
-SQLAlchemy execution, with the same result shape.
+Which statements go through it: every statement a domain obtains from the database's
+``StatementCache`` (``SqlDomain.prepared``, ``select_by``, ``upsert``), which is every
+statement of the memory operations, workflow snapshots and trace reads whose SQL is fixed by
+a few shape arguments. There is one way to run them, :meth:`Prepared._execute`: the compiled
+SQL on the dialect's executor (``SqlDialect.execute_prepared``). A statement whose SQL would
+depend on its values (an expanding ``IN``, a ``LIMIT`` the dialect renders as a literal) is
+refused when it is built: give every value a named bind (:func:`params`, :func:`in_list`,
+``.limit(sa.bindparam("limit"))``). Statements built per call from the request's values (list
+filters of the other domains, copy and migration reads, DDL, catalog queries) are not
+prepared: they go through SQLAlchemy's ``Connection.execute`` and its own compiled cache.
 """
 
 from __future__ import annotations
@@ -65,15 +72,16 @@ class Prepared:
         "_positional",
         "_processed",
         "_readers",
-        "_stmt",
-        "fast",
+        "dialect",
         "sql",
+        "statement",
     )
 
     def __init__(
         self, stmt: Executable, dialect: Dialect, executor: Executor = driver_cursor
     ) -> None:
-        self._stmt = stmt
+        self.statement = stmt
+        self.dialect = dialect
         self._executor = executor
         compiled = stmt.compile(dialect=dialect)  # type: ignore[attr-defined]
         self.sql: str = compiled.string
@@ -94,11 +102,17 @@ class Prepared:
             by_sql_name = {b[0]: b for b in self._binds}
             self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
         self._positional = order is not None
-        self.fast = not (
+        if (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
             or (positional and order is None and binds)
-        )
+        ):
+            raise ValueError(
+                f"a prepared statement's SQL must not depend on its values: {self.sql!r} "
+                f"renders some on the {dialect.name} dialect at execution (an expanding IN or "
+                "a literal LIMIT); bind each value by name (params(), in_list(), "
+                'sa.bindparam("limit"))'
+            )
         #: The label of each selected column, and (label, result processor) of those whose
         #: values the driver's do not already match, for statements returning rows.
         self._keys: list[str] = []
@@ -129,30 +143,33 @@ class Prepared:
 
     # -- execution -----------------------------------------------------------------------------
 
-    def _run(
-        self, conn: Connection, sql: str, values: Mapping[str, Any] | None, fetch: bool
+    def _execute(
+        self,
+        conn: Connection,
+        values: Mapping[str, Any] | None,
+        fetch: bool,
+        sql: str | None = None,
     ) -> tuple[list[Any] | None, int]:
-        """``sql`` with this statement's binds of ``values``, on the executor; a driver error
-        raised as SQLAlchemy raises it (:func:`driver_error`)."""
+        """The one way a prepared statement runs: :attr:`sql` (or ``sql``, a variant of it)
+        with this statement's binds of ``values`` on the executor; the driver's rows when
+        ``fetch`` and its row count. A driver error is raised as SQLAlchemy raises it
+        (:func:`driver_error`)."""
+        text = self.sql if sql is None else sql
         bound = self._bound(values or {})
         try:
-            return self._executor(conn, sql, bound, fetch)
+            return self._executor(conn, text, bound, fetch)
         except Exception as exc:
-            raise driver_error(conn, exc, sql, bound) from exc
+            raise driver_error(conn, exc, text, bound) from exc
 
     def execute(self, conn: Connection, values: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; return the driver's row count."""
-        if not self.fast:
-            return int(conn.execute(self._stmt, dict(values or {})).rowcount)
-        return self._run(conn, self.sql, values, False)[1]
+        return self._execute(conn, values, False)[1]
 
     def all(
         self, conn: Connection, values: Mapping[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Run a SELECT and return every row as a dict of converted values by column key."""
-        if not self.fast:
-            return [dict(r) for r in conn.execute(self._stmt, dict(values or {})).mappings()]
-        raw = self._run(conn, self.sql, values, True)[0] or ()
+        raw = self._execute(conn, values, True)[0] or ()
         keys, processed = self._keys, self._processed
         rows = []
         for values_row in raw:
@@ -165,9 +182,7 @@ class Prepared:
     def rows(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[Any]:
         """Run a SELECT and return its rows as the driver gives them; :meth:`reader` builds
         records from them (after the transaction: ``SqlDatabase.run``)."""
-        if not self.fast:
-            return list(conn.execute(self._stmt, dict(values or {})))
-        return self._run(conn, self.sql, values, True)[0] or []
+        return self._execute(conn, values, True)[0] or []
 
     def reader(self, model: type[R], **convert: Callable[[Any], Any]) -> TupleReader[R]:
         """A function building ``model`` from one of :meth:`rows`, ``convert`` (attribute ->
@@ -175,8 +190,7 @@ class Prepared:
         key = (model, *sorted(convert.items()))
         found = self._readers.get(key)
         if found is None:
-            # Rows that went through SQLAlchemy (not fast) are converted already.
-            processed = dict(self._processed) if self.fast else {}
+            processed = dict(self._processed)
             steps: list[tuple[str, Callable[[Any], Any]]] = []
             for attr, src in field_sources(model):
                 fns = [f for f in (processed.get(src), convert.get(attr)) if f is not None]
@@ -192,7 +206,7 @@ class Prepared:
         """Run ``sql``, this statement's SQL in another form (``EXPLAIN`` + :attr:`sql`), with
         the values this statement would bind, the way it runs; the driver's rows as they
         come (``python -m bench.explain`` explains the exact statements this way)."""
-        return self._run(conn, sql, values, True)[0] or []
+        return self._execute(conn, values, True, sql)[0] or []
 
     def first(
         self, conn: Connection, values: Mapping[str, Any] | None = None
