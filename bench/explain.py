@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import shutil
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -29,23 +29,26 @@ from bench.targets.library import LibraryTarget
 from composite_store import OrderBy
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.engine import Prepared
+from composite_store.sql.memory import SqlMemory
 
-#: The statements one ``list_messages`` with an include issues (statement cache keys).
-STATEMENTS: dict[str, tuple[Hashable, Callable[[str, Any], dict[str, Any]]]] = {
+#: The statements one ``list_messages`` with an include issues (from the statement cache),
+#: and the values it binds to them.
+Statement = Callable[[SqlMemory], Prepared]
+STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = {
     "newest 20 (page)": (
-        ("memory", ("list_messages", 1, False, (), True, True)),
+        lambda memory: memory._messages_page(1, False, (), True, True),
         lambda tid, at: {"v0": tid, "offset": 0, "limit": 21},
     ),
     "include: the target message": (
-        ("memory", ("select_by", "messages", ("id",), False)),
+        lambda memory: memory.select_by("messages", "id"),
         lambda tid, at: {"id": f"{tid}-m05000"},
     ),
     "include: 2 before": (
-        ("memory", ("neighbours", "<")),
+        lambda memory: memory._neighbours("<"),
         lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
     ),
     "include: 2 after": (
-        ("memory", ("neighbours", ">")),
+        lambda memory: memory._neighbours(">"),
         lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
     ),
 }
@@ -88,7 +91,8 @@ async def plans(name: str) -> str:
             await library.open()
             await fill(library)
             memory = library.store.memory
-            db: SqlDatabase = memory.db  # type: ignore[attr-defined]
+            assert isinstance(memory, SqlMemory)
+            db: SqlDatabase = memory.db
             dialect = db.dialect.name
             quote = db.engine.dialect.identifier_preparer
             tables = {name: quote.format_table(db.tables[name]) for name in ("messages", "threads")}
@@ -108,14 +112,13 @@ async def plans(name: str) -> str:
             )
             target = next(m for m in page.items if m.id == "long-m05000")
             out.append(f"## {name} ({db.engine.dialect.server_version_info or ''})")
-            for title, (key, values) in STATEMENTS.items():
-
-                def missing(key: Hashable = key) -> Any:
-                    raise LookupError(f"the library did not compile {key!r}")
-
+            for title, (statement, values) in STATEMENTS.items():
                 # The statement exactly as the library compiled and ran it, explained with the
                 # values the library binds, through the library's own executor.
-                prepared: Prepared = db.statements.get(key, missing)
+                compiled = len(db.statements)
+                prepared = statement(memory)
+                if len(db.statements) != compiled:
+                    raise LookupError(f"the library did not run the statement {title!r}")
                 bound = values("long", target.created_at)
 
                 def explain(

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 from composite_store import OrderBy, open_store
 from composite_store.records.memory import Message, Thread
 from composite_store.sql.engine import Prepared
+from composite_store.sql.memory import SqlMemory
 from composite_store.sql.store import SqlStore
 
 BACKENDS = ["postgres", "mariadb"]
@@ -102,13 +103,25 @@ def test_long_thread_reads_stop_at_the_page(backend: str, request: pytest.Fixtur
 
             db = store.database
             at = EPOCH + timedelta(seconds=TARGET)
+            compiled = len(db.statements)
+            assert isinstance(memory, SqlMemory)
+            # The statements list_messages ran (the newest 20; each half of the window), from
+            # the cache: had their shape differed, a new one would be compiled here.
             statements = {
-                ("list_messages", 1, False, (), True, True): {
-                    "v0": "long", "offset": 0, "limit": 21,
-                },
-                ("neighbours", "<"): {"tid": "long", "at": at, "mid": target, "limit": 2},
-                ("neighbours", ">"): {"tid": "long", "at": at, "mid": target, "limit": 2},
+                "newest 20": (
+                    memory._messages_page(1, False, (), True, True),
+                    {"v0": "long", "offset": 0, "limit": 21},
+                ),
+                "2 before": (
+                    memory._neighbours("<"),
+                    {"tid": "long", "at": at, "mid": target, "limit": 2},
+                ),
+                "2 after": (
+                    memory._neighbours(">"),
+                    {"tid": "long", "at": at, "mid": target, "limit": 2},
+                ),
             }
+            assert len(db.statements) == compiled, "not the statements list_messages ran"
             analyze = "ANALYZE TABLE {}" if backend == "mariadb" else "ANALYZE {}"
             table = db.engine.dialect.identifier_preparer.format_table(db.tables["messages"])
 
@@ -116,14 +129,13 @@ def test_long_thread_reads_stop_at_the_page(backend: str, request: pytest.Fixtur
                 result = conn.exec_driver_sql(analyze.format(table))
                 if result.returns_rows:
                     result.fetchall()
-                read = {}
-                for key, values in statements.items():
-                    prepared = db.statements.get(("memory", key), _missing)
-                    read[key] = _rows_read(backend, conn, prepared, values)
-                return read
+                return {
+                    key: _rows_read(backend, conn, prepared, values)
+                    for key, (prepared, values) in statements.items()
+                }
 
             read = await db.run(check, write=True)
-            for key, values in statements.items():
+            for key, (_, values) in statements.items():
                 # The rows returned, plus the one that ends the scan (a tie-break filter).
                 assert read[key] <= values["limit"] + 2, (key, read[key])
         finally:
@@ -131,6 +143,3 @@ def test_long_thread_reads_stop_at_the_page(backend: str, request: pytest.Fixtur
 
     asyncio.run(go())
 
-
-def _missing() -> Any:
-    raise LookupError("the library did not compile the statement under this key")

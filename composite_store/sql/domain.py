@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, TypeVarTuple, overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["SqlDomain"]
 
 R = TypeVar("R", bound=Record)
+Variant = TypeVarTuple("Variant")
 
 #: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
 #: widest table and the number of compiled batch shapes stays small.
@@ -87,9 +88,13 @@ class SqlDomain(Domain):
 
     # -- prepared statements (see sql.engine) -------------------------------------------------
 
-    def prepared(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
-        """The statement ``key`` of this domain, built and compiled on first use."""
-        return self.db.statements.get((self.domain, key), build)
+    def prepared(
+        self, build: Callable[[*Variant], Executable], *variant: *Variant
+    ) -> Prepared:
+        """The statement ``build(*variant)``, built and compiled on first use; its cache key is
+        derived from ``build``'s code, ``variant`` and this domain's class
+        (``StatementCache.get``), so ``build`` takes what shapes its statement as arguments."""
+        return self.db.statements.get(build, *variant, scope=type(self))
 
     @overload
     async def read_page(
@@ -124,14 +129,14 @@ class SqlDomain(Domain):
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
         ``lock`` and the dialect locks rows)."""
 
-        def build() -> Executable:
+        def build(base: str, columns: tuple[str, ...], lock: bool) -> Executable:
             tbl = self.t(base)
             stmt = self.select_all(base).where(*(tbl.c[c] == sa.bindparam(c) for c in columns))
             if lock and self.db.dialect.supports_for_update:
                 stmt = stmt.with_for_update()
             return stmt
 
-        return self.prepared(("select_by", base, columns, lock), build)
+        return self.prepared(build, base, columns, lock)
 
     def upsert(
         self,
@@ -146,22 +151,29 @@ class SqlDomain(Domain):
         Columns in ``key`` and ``keep`` are not overwritten when the row exists.
         """
         columns = tuple(rows[0])
-        update = [c for c in columns if c not in key and c not in keep]
+        keys = tuple(key)
+        update = tuple(c for c in columns if c not in key and c not in keep)
+
+        def build(
+            base: str,
+            columns: tuple[str, ...],
+            key: tuple[str, ...],
+            update: tuple[str, ...],
+            n: int,
+        ) -> Executable:
+            tbl = self.t(base)
+            # Typed binds: SQLAlchemy types only the first row of a multi-row VALUES.
+            bound = [
+                {c: sa.bindparam(f"{c}__{i}", type_=tbl.c[c].type) for c in columns}
+                for i in range(n)
+            ]
+            return self.db.dialect.upsert(tbl, bound, key, update)
+
         result = []
         for start in range(0, len(rows), UPSERT_CHUNK):
             chunk = rows[start : start + UPSERT_CHUNK]
             n = len(chunk)
-
-            def build(n: int = n) -> Executable:
-                tbl = self.t(base)
-                # Typed binds: SQLAlchemy types only the first row of a multi-row VALUES.
-                bound = [
-                    {c: sa.bindparam(f"{c}__{i}", type_=tbl.c[c].type) for c in columns}
-                    for i in range(n)
-                ]
-                return self.db.dialect.upsert(tbl, bound, key, update)
-
-            prepared = self.prepared(("upsert", base, columns, tuple(key), tuple(keep), n), build)
+            prepared = self.prepared(build, base, columns, keys, update, n)
             values = {}
             for row, names in zip(chunk, _batch_names(columns, n), strict=True):
                 for column, name in names:

@@ -1,8 +1,9 @@
 """The memory domain in SQL, written once for every relational backend.
 
 Every statement is a prepared one (``SqlDomain.prepared``): built and compiled on first use,
-then run on the driver's cursor. Statements whose shape depends on the request (how many ids,
-which filters) are keyed by that shape.
+then run on the driver's cursor. A statement whose shape depends on the request (how many ids,
+which filters) is built by a function taking that shape as arguments, which key its cache
+entry (``sql.engine.cache``).
 """
 
 from __future__ import annotations
@@ -76,41 +77,38 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _in(self, key: str, base: str, column: str, n: int, what: str = "") -> Prepared:
+    def _in(self, base: str, column: str, n: int, what: str = "") -> Prepared:
         """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
-        def build() -> Executable:
+        def build(base: str, column: str, n: int, what: str) -> Executable:
             tbl = self.t(base)
             picked = self.select_all(base) if not what else sa.select(tbl.c[what]).distinct()
             return picked.where(tbl.c[column].in_(params("v", n)))
 
-        return self.prepared((key, n), build)
+        return self.prepared(build, base, column, n, what)
 
     def _ids_in(
-        self, conn: Connection, key: str, base: str, column: str, ids: Sequence[str], what: str = ""
+        self, conn: Connection, base: str, column: str, ids: Sequence[str], what: str = ""
     ) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for chunk in _chunks(list(ids)):
-            rows.extend(
-                self._in(key, base, column, len(chunk), what).all(conn, numbered("v", chunk))
-            )
+            rows.extend(self._in(base, column, len(chunk), what).all(conn, numbered("v", chunk)))
         return rows
 
     def _touch_threads(self, conn: Connection, thread_ids: set[str], now: datetime) -> None:
         stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
+
+        def build(stamped: tuple[str, ...], n: int) -> Executable:
+            threads = self.t("threads")
+            return (
+                threads.update()
+                .where(threads.c.id.in_(params("v", n)))
+                .values(self.set_values("threads", {c: c for c in stamped}))
+            )
+
         ordered = sorted(thread_ids)
         for chunk in _chunks(ordered) if ordered else []:
-            n = len(chunk)
-
-            def build(n: int = n) -> Executable:
-                threads = self.t("threads")
-                return (
-                    threads.update()
-                    .where(threads.c.id.in_(params("v", n)))
-                    .values(self.set_values("threads", {c: c for c in stamps}))
-                )
-
-            self.prepared(("touch_threads", n), build).execute(
+            self.prepared(build, tuple(stamps), len(chunk)).execute(
                 conn, {**stamps, **numbered("v", chunk)}
             )
 
@@ -146,10 +144,11 @@ class SqlMemory(SqlDomain, MemoryDomain):
         updated_at: Any,
         expected_working_memory: Any,
     ) -> Thread | None:
-        def build() -> Executable:
+        stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
+
+        def build(stamped: tuple[str, ...]) -> Executable:
             tbl = self.t("threads")
-            stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
-            columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamps}}
+            columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamped}}
             return (
                 tbl.update()
                 .where(tbl.c.id == sa.bindparam("tid"))
@@ -168,14 +167,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
                     )
             merged = shallow_merge(current.metadata, metadata)
             new_title = title if title is not None else current.title
-            self.prepared("update_thread", build).execute(
-                conn,
-                {
-                    "tid": thread_id,
-                    "title": new_title,
-                    "metadata": merged,
-                    **self.db.timestamp_values(THREADS, "updatedAt", updated_at),
-                },
+            self.prepared(build, tuple(stamps)).execute(
+                conn, {"tid": thread_id, "title": new_title, "metadata": merged, **stamps}
             )
             return current.model_copy(
                 update={"title": new_title, "metadata": merged, "updated_at": updated_at}
@@ -193,53 +186,63 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return threads.delete().where(threads.c.id == sa.bindparam("tid"))
 
         def delete(conn: Connection) -> None:
-            self.prepared("delete_thread_messages", build_messages).execute(
-                conn, {"tid": thread_id}
-            )
-            self.prepared("delete_thread", build_thread).execute(conn, {"tid": thread_id})
+            self.prepared(build_messages).execute(conn, {"tid": thread_id})
+            self.prepared(build_thread).execute(conn, {"tid": thread_id})
 
         await self.db.run(delete, write=True)
 
-    async def _list_threads(self, query: ThreadQuery) -> tuple[list[Thread], int | None]:
-        keys = tuple(query.metadata)
-        by_resource = query.resource_id is not None
-        limited = query.window.limit is not None
-
-        def where() -> list[Any]:
-            tbl = self.t("threads")
-            conditions: list[Any] = []
-            if by_resource:
-                conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
-            for i, key in enumerate(keys):
-                # The key is part of the SQL (a JSON path); it was validated by the contract.
-                conditions.append(
-                    self.db.dialect.json_equals(
-                        tbl.c.metadata, key, sa.bindparam(f"m{i}", type_=sa.Text)
-                    )
+    def _thread_conditions(self, by_resource: bool, keys: tuple[str, ...]) -> list[Any]:
+        tbl = self.t("threads")
+        conditions: list[Any] = []
+        if by_resource:
+            conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
+        for i, key in enumerate(keys):
+            # The key is part of the SQL (a JSON path); it was validated by the contract.
+            conditions.append(
+                self.db.dialect.json_equals(
+                    tbl.c.metadata, key, sa.bindparam(f"m{i}", type_=sa.Text)
                 )
-            return conditions
+            )
+        return conditions
 
-        def build_page() -> Executable:
+    def _threads_page(
+        self, by_resource: bool, keys: tuple[str, ...], field: str, descending: bool, limited: bool
+    ) -> Prepared:
+        """A page of threads ordered by ``field`` (tie-break: id), filtered by resource and
+        metadata ``keys``; ``limited``: from ``:offset``, at most ``:limit``."""
+
+        def build(
+            by_resource: bool, keys: tuple[str, ...], field: str, descending: bool, limited: bool
+        ) -> Executable:
             tbl = self.t("threads")
-            order = tbl.c[query.order_field]
+            order = tbl.c[field]
             stmt = (
                 self.select_all("threads")
-                .where(*where())
+                .where(*self._thread_conditions(by_resource, keys))
                 .order_by(
-                    order.desc() if query.descending else order.asc(),
-                    tbl.c.id.desc() if query.descending else tbl.c.id.asc(),
+                    order.desc() if descending else order.asc(),
+                    tbl.c.id.desc() if descending else tbl.c.id.asc(),
                 )
             )
             if limited:
                 stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
             return stmt
 
-        def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*where())
+        return self.prepared(build, by_resource, keys, field, descending, limited)
 
-        shape = (by_resource, keys, query.order_field, query.descending, limited)
-        page = self.prepared(("list_threads", *shape), build_page)
-        count = self.prepared(("count_threads", by_resource, keys), build_count)
+    def _threads_count(self, by_resource: bool, keys: tuple[str, ...]) -> Prepared:
+        def build(by_resource: bool, keys: tuple[str, ...]) -> Executable:
+            conditions = self._thread_conditions(by_resource, keys)
+            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*conditions)
+
+        return self.prepared(build, by_resource, keys)
+
+    async def _list_threads(self, query: ThreadQuery) -> tuple[list[Thread], int | None]:
+        keys = tuple(query.metadata)
+        by_resource = query.resource_id is not None
+        limited = query.window.limit is not None
+        page = self._threads_page(by_resource, keys, query.order_field, query.descending, limited)
+        count = self._threads_count(by_resource, keys)
         values: dict[str, Any] = {"rid": query.resource_id}
         values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
         if limited:
@@ -256,49 +259,61 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     # -- messages --------------------------------------------------------------------------------
 
+    def _message_conditions(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> list[Any]:
+        tbl = self.t("messages")
+        conditions: list[Any] = [
+            tbl.c.thread_id == sa.bindparam("v0") if n == 1 else in_list(tbl.c.thread_id, "v", n)
+        ]
+        if by_resource:
+            conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
+        if bounds:
+            start, end = bounds
+            created = tbl.c.createdAt
+            if start:
+                lower: Any = sa.bindparam("start")
+                conditions.append(created > lower if start == ">" else created >= lower)
+            if end:
+                upper: Any = sa.bindparam("end")
+                conditions.append(created < upper if end == "<" else created <= upper)
+        return conditions
+
+    def _messages_page(
+        self, n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool, limited: bool
+    ) -> Prepared:
+        """A page of the messages of ``n`` threads (``:v0`` ...) by (createdAt, id), filtered
+        by resource and date ``bounds`` (``_range_shape``); ``limited``: from ``:offset``, at
+        most ``:limit``."""
+
+        def build(
+            n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool, limited: bool
+        ) -> Executable:
+            tbl = self.t("messages")
+            if descending:
+                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+            else:
+                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+            conditions = self._message_conditions(n, by_resource, bounds)
+            stmt = self.select_all("messages").where(*conditions).order_by(*ordering)
+            if limited:
+                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
+            return stmt
+
+        return self.prepared(build, n, by_resource, bounds, descending, limited)
+
+    def _messages_count(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> Prepared:
+        def build(n: int, by_resource: bool, bounds: tuple[str, ...]) -> Executable:
+            conditions = self._message_conditions(n, by_resource, bounds)
+            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*conditions)
+
+        return self.prepared(build, n, by_resource, bounds)
+
     async def _list_messages(self, query: MessageQuery) -> tuple[list[Message], int | None]:
         n = len(query.thread_ids)
         by_resource = query.resource_id is not None
         bounds = _range_shape(query.date_range)
         limited = query.window.limit is not None
-
-        def where() -> list[Any]:
-            tbl = self.t("messages")
-            conditions: list[Any] = [
-                tbl.c.thread_id == sa.bindparam("v0")
-                if n == 1
-                else in_list(tbl.c.thread_id, "v", n)
-            ]
-            if by_resource:
-                conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
-            if bounds:
-                start, end = bounds
-                created = tbl.c.createdAt
-                if start:
-                    lower: Any = sa.bindparam("start")
-                    conditions.append(created > lower if start == ">" else created >= lower)
-                if end:
-                    upper: Any = sa.bindparam("end")
-                    conditions.append(created < upper if end == "<" else created <= upper)
-            return conditions
-
-        def build_page() -> Executable:
-            tbl = self.t("messages")
-            if query.descending:
-                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-            else:
-                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            stmt = self.select_all("messages").where(*where()).order_by(*ordering)
-            if limited:
-                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
-            return stmt
-
-        def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*where())
-
-        shape = (n, by_resource, bounds)
-        page = self.prepared(("list_messages", *shape, query.descending, limited), build_page)
-        count = self.prepared(("count_messages", *shape), build_count)
+        page = self._messages_page(n, by_resource, bounds, query.descending, limited)
+        count = self._messages_count(n, by_resource, bounds)
         values: dict[str, Any] = {**numbered("v", query.thread_ids), "rid": query.resource_id}
         values.update(_range_values(query.date_range))
         if limited:
@@ -317,7 +332,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _neighbours(self, direction: str) -> Prepared:
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
-        def build() -> Executable:
+        def build(direction: str) -> Executable:
             tbl = self.t("messages")
             at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
             mid: Any = sa.bindparam("mid")
@@ -352,7 +367,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 .order_by(*ordering)
             )
 
-        return self.prepared(("neighbours", direction), build)
+        return self.prepared(build, direction)
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         def read(conn: Connection) -> list[dict[str, Any]]:
@@ -371,7 +386,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
         rows = await self.db.run(
-            lambda conn: self._ids_in(conn, "messages_by_id", "messages", "id", message_ids)
+            lambda conn: self._ids_in(conn, "messages", "id", message_ids)
         )
         return [message_from_row(r) for r in rows]
 
@@ -385,14 +400,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def save(conn: Connection) -> None:
             existing = {
                 r["id"]
-                for r in self._ids_in(conn, "thread_ids", "threads", "id", targets, what="id")
+                for r in self._ids_in(conn, "threads", "id", targets, what="id")
             }
             missing = set(targets) - existing
             if missing:
                 raise NotFoundError(f"thread(s) not found: {sorted(missing)}")
             previous = {
                 r["thread_id"]
-                for r in self._ids_in(conn, "threads_of", "messages", "id", ids, what="thread_id")
+                for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
             }
             self._upsert(conn, "messages", rows)
             self._touch_threads(conn, set(targets) | previous, now)
@@ -402,19 +417,17 @@ class SqlMemory(SqlDomain, MemoryDomain):
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
         ids = list(message_ids)
 
+        def build(n: int) -> Executable:
+            tbl = self.t("messages")
+            return tbl.delete().where(tbl.c.id.in_(params("v", n)))
+
         def delete(conn: Connection) -> None:
             touched = {
                 r["thread_id"]
-                for r in self._ids_in(conn, "threads_of", "messages", "id", ids, what="thread_id")
+                for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
             }
             for chunk in _chunks(ids):
-                n = len(chunk)
-
-                def build(n: int = n) -> Executable:
-                    tbl = self.t("messages")
-                    return tbl.delete().where(tbl.c.id.in_(params("v", n)))
-
-                self.prepared(("delete_messages", n), build).execute(conn, numbered("v", chunk))
+                self.prepared(build, len(chunk)).execute(conn, numbered("v", chunk))
             self._touch_threads(conn, touched, now)
 
         await self.db.run(delete, write=True)
@@ -444,10 +457,13 @@ class SqlMemory(SqlDomain, MemoryDomain):
         expected_working_memory: Any,
     ) -> Resource:
         set_memory, set_metadata = working_memory is not None, metadata is not None
+        stamps = self.db.timestamp_values(RESOURCES, "updatedAt", now)
 
-        def build_update() -> Executable:
+        def build_update(
+            stamped: tuple[str, ...], set_memory: bool, set_metadata: bool
+        ) -> Executable:
             tbl = self.t("resources")
-            columns = {c: c for c in self.db.timestamp_values(RESOURCES, "updatedAt", now)}
+            columns = {c: c for c in stamped}
             if set_memory:
                 columns["workingMemory"] = "wm"
             if set_metadata:
@@ -477,17 +493,18 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 expected_working_memory=expected_working_memory,
             )
             if current is None:
-                self.prepared("insert_resource", build_insert).execute(
+                self.prepared(build_insert).execute(
                     conn, self.db.values(RESOURCES, updated.stored())
                 )
             else:
-                self.prepared(("update_resource", set_memory, set_metadata), build_update).execute(
+                shape = (tuple(stamps), set_memory, set_metadata)
+                self.prepared(build_update, *shape).execute(
                     conn,
                     {
                         "rid": resource_id,
                         "wm": working_memory,
                         "metadata": updated.metadata,
-                        **self.db.timestamp_values(RESOURCES, "updatedAt", now),
+                        **stamps,
                     },
                 )
             return updated

@@ -150,16 +150,14 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
     async def _delete_traces(self, trace_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(trace_ids))
 
+        def build(n: int) -> Executable:
+            tbl = self.t("ai_spans")
+            return tbl.delete().where(in_list(tbl.c.traceId, "v", n))
+
         def delete(conn: Connection) -> None:
             for start in range(0, len(ids), IN_LIST_LIMIT):
                 chunk = ids[start : start + IN_LIST_LIMIT]
-                n = len(chunk)
-
-                def build(n: int = n) -> Executable:
-                    tbl = self.t("ai_spans")
-                    return tbl.delete().where(in_list(tbl.c.traceId, "v", n))
-
-                self.prepared(("delete_traces", n), build).execute(conn, numbered("v", chunk))
+                self.prepared(build, len(chunk)).execute(conn, numbered("v", chunk))
 
         await self.db.run(delete, write=True)
 
@@ -200,7 +198,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         return await self.db.run(read)
 
     async def _trace_spans(self, trace_id: str, *, light: bool) -> list[Span]:
-        def build() -> Executable:
+        def build(light: bool) -> Executable:
             tbl = self.t("ai_spans")
             return (
                 self._select_spans(light=light)
@@ -208,7 +206,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
                 .order_by(tbl.c.startedAt.asc(), tbl.c.spanId.asc())
             )
 
-        stmt = self.prepared(("trace_spans", light), build)
+        stmt = self.prepared(build, light)
         rows = await self.db.run(lambda conn: stmt.all(conn, {"trace_id": trace_id}))
         return [from_row(Span, r) for r in rows]
 

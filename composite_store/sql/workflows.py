@@ -31,9 +31,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         await self.db.run(lambda conn: stmt.execute(conn, values), write=True)
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
-        named = workflow_name is not None
-
-        def build() -> Executable:
+        def build(named: bool) -> Executable:
             tbl = self.t("workflow_snapshot")
             stmt = self.select_all("workflow_snapshot").where(
                 tbl.c.run_id == sa.bindparam("run_id")
@@ -43,7 +41,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             # A bound LIMIT: Oracle renders a literal one into the SQL at execution.
             return stmt.order_by(tbl.c.createdAt.desc()).limit(sa.bindparam("limit"))
 
-        stmt = self.prepared(("get_run", named), build)
+        stmt = self.prepared(build, workflow_name is not None)
         values = {"run_id": run_id, "workflow_name": workflow_name, "limit": 1}
 
         def read(conn: Connection) -> WorkflowRun | None:

@@ -1,20 +1,52 @@
-"""``StatementCache``: the compiled statements of one database, bounded."""
+"""``StatementCache``: the compiled statements of one database, keyed by what defines them."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import Any, TypeVarTuple
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.sql.engine.prepared import Executor, Prepared, driver_cursor
 
-__all__ = ["StatementCache"]
+__all__ = ["StatementCache", "statement_key"]
+
+Variant = TypeVarTuple("Variant")
+
+#: Names a statement builder may close over: the domain it belongs to (whose tables and
+#: dialect are the cache's own) and the class ``super()`` needs.
+_ALLOWED_FREE = frozenset({"self", "__class__"})
+
+
+def statement_key(
+    build: Callable[..., Executable], variant: tuple[Hashable, ...], scope: Hashable = None
+) -> tuple[Hashable, ...]:
+    """The key of the statement ``build(*variant)``: ``build``'s code (one per ``def`` in the
+    source, however often the enclosing method runs), the ``variant`` and the ``scope``.
+
+    No caller names a key, so two builders cannot share one; ``build`` may close over ``self``
+    only and has no defaults (:func:`_check_builder`), so nothing outside the key changes the
+    statement it builds.
+    """
+    return (scope, build.__code__, variant)
+
+
+def _check_builder(build: Callable[..., Executable]) -> None:
+    """Refuse a builder whose statement could depend on more than its key."""
+    function: Any = getattr(build, "__func__", build)
+    free = sorted(set(function.__code__.co_freevars) - _ALLOWED_FREE)
+    if free or function.__defaults__ or function.__kwdefaults__:
+        what = f"closes over {', '.join(free)}" if free else "has default arguments"
+        raise TypeError(
+            f"statement builder {function.__qualname__} {what}: pass everything that shapes "
+            "its statement as arguments (they are part of its cache key)"
+        )
 
 
 class StatementCache:
-    """Compiled statements of one database, by key; batch shapes vary, so the cache is bounded.
+    """Compiled statements of one database; batch shapes vary, so the cache is bounded.
 
     ``adapt`` turns the engine's dialect into the one statements are compiled with (a backend
     may prefer another parameter style for its driver); it is called on first use, once the
@@ -36,16 +68,32 @@ class StatementCache:
         self._size = size
         self._cache: OrderedDict[Hashable, Prepared] = OrderedDict()
 
-    def get(self, key: Hashable, build: Callable[[], Executable]) -> Prepared:
-        """The compiled statement for ``key``, building and compiling it on first use."""
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def get(
+        self,
+        build: Callable[[*Variant], Executable],
+        *variant: *Variant,
+        scope: Hashable = None,
+    ) -> Prepared:
+        """The statement ``build(*variant)`` compiled, built and compiled on first use.
+
+        ``variant`` (hashable values) is everything that shapes the statement: a count of
+        binds, which filters apply, a direction. ``scope`` separates callers whose builders
+        share code but not behaviour (``SqlDomain`` passes its class). See
+        :func:`statement_key`.
+        """
+        key = statement_key(build, variant, scope)
         found = self._cache.get(key)
         if found is not None:
             self._cache.move_to_end(key)
             return found
+        _check_builder(build)
         if self._dialect is None:
             engine = self._engine_dialect
             self._dialect = self._adapt(engine) if self._adapt is not None else engine
-        prepared = Prepared(build(), self._dialect, self._executor)
+        prepared = Prepared(build(*variant), self._dialect, self._executor)
         self._cache[key] = prepared
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)
