@@ -277,13 +277,7 @@ class MemoryDomain(Domain):
             result = build_page(rows, w, total)
         if not includes:
             return result
-        extra: list[Message] = []
-        for inc in includes:
-            extra.extend(
-                await self._message_window(
-                    inc.id, inc.with_previous_messages, inc.with_next_messages
-                )
-            )
+        extra = await self._message_windows(includes)
         result.items = merge_messages(result.items, extra, descending=descending)
         return result
 
@@ -516,6 +510,22 @@ class MemoryDomain(Domain):
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         """Return the message, the ``before`` messages just before it and the ``after`` just
         after it in its own thread by (createdAt, id); empty when it does not exist."""
+
+    async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
+        """Return the messages of every include's window (:meth:`_message_window`), window
+        after window in the order given.
+
+        The default reads one window after another; a backend that can read them together
+        (the relational one: in one transaction) overrides it.
+        """
+        extra: list[Message] = []
+        for inc in includes:
+            extra.extend(
+                await self._message_window(
+                    inc.id, inc.with_previous_messages, inc.with_next_messages
+                )
+            )
+        return extra
 
     @abstractmethod
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:

@@ -37,7 +37,7 @@ from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
 from composite_store.sql.types import dumps
-from composite_store.types import DateRange
+from composite_store.types import DateRange, Include
 
 __all__ = ["SqlMemory"]
 
@@ -369,18 +369,34 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         return self.prepared(build, direction)
 
+    def _window_rows(
+        self, conn: Connection, message_id: str, before: int, after: int
+    ) -> list[dict[str, Any]]:
+        """The rows of one include window: the target, then its neighbours before and after."""
+        target = self.select_by("messages", "id").first(conn, {"id": message_id})
+        if target is None:
+            return []
+        found = [target]
+        values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
+        if before:
+            found += self._neighbours("<").all(conn, {**values, "limit": before})
+        if after:
+            found += self._neighbours(">").all(conn, {**values, "limit": after})
+        return found
+
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
+        rows = await self.db.run(lambda conn: self._window_rows(conn, message_id, before, after))
+        return [message_from_row(r) for r in rows]
+
+    async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
+        # docstring inherited
         def read(conn: Connection) -> list[dict[str, Any]]:
-            target = self.select_by("messages", "id").first(conn, {"id": message_id})
-            if target is None:
-                return []
-            found = [target]
-            values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
-            if before:
-                found += self._neighbours("<").all(conn, {**values, "limit": before})
-            if after:
-                found += self._neighbours(">").all(conn, {**values, "limit": after})
-            return found
+            rows: list[dict[str, Any]] = []
+            for inc in includes:
+                rows += self._window_rows(
+                    conn, inc.id, inc.with_previous_messages, inc.with_next_messages
+                )
+            return rows
 
         return [message_from_row(r) for r in await self.db.run(read)]
 
