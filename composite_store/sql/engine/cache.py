@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from types import CodeType
 from typing import Any, TypeVarTuple
 
 from sqlalchemy.engine import Dialect
@@ -11,26 +12,13 @@ from sqlalchemy.sql.expression import Executable
 
 from composite_store.sql.engine.prepared import Executor, Prepared, driver_cursor
 
-__all__ = ["StatementCache", "statement_key"]
+__all__ = ["StatementCache"]
 
 Variant = TypeVarTuple("Variant")
 
 #: Names a statement builder may close over: the domain it belongs to (whose tables and
 #: dialect are the cache's own) and the class ``super()`` needs.
 _ALLOWED_FREE = frozenset({"self", "__class__"})
-
-
-def statement_key(
-    build: Callable[..., Executable], variant: tuple[Hashable, ...], scope: Hashable = None
-) -> tuple[Hashable, ...]:
-    """The key of the statement ``build(*variant)``: ``build``'s code (one per ``def`` in the
-    source, however often the enclosing method runs), the ``variant`` and the ``scope``.
-
-    No caller names a key, so two builders cannot share one; ``build`` may close over ``self``
-    only and has no defaults (:func:`_check_builder`), so nothing outside the key changes the
-    statement it builds.
-    """
-    return (scope, build.__code__, variant)
 
 
 def _check_builder(build: Callable[..., Executable]) -> None:
@@ -66,7 +54,8 @@ class StatementCache:
         self._dialect: Dialect | None = None
         self._executor = executor
         self._size = size
-        self._cache: OrderedDict[Hashable, Prepared] = OrderedDict()
+        #: (scope, id of the builder's code, variant) -> (that code, its statement).
+        self._cache: OrderedDict[Hashable, tuple[CodeType, Prepared]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -79,22 +68,28 @@ class StatementCache:
     ) -> Prepared:
         """The statement ``build(*variant)`` compiled, built and compiled on first use.
 
-        ``variant`` (hashable values) is everything that shapes the statement: a count of
-        binds, which filters apply, a direction. ``scope`` separates callers whose builders
-        share code but not behaviour (``SqlDomain`` passes its class). See
-        :func:`statement_key`.
+        Its key is derived from what defines it, not named by the caller: ``build``'s code
+        (one per ``def`` in the source, however often the enclosing method runs, so two
+        builders never share a key), ``variant`` (hashable values: a count of binds, which
+        filters apply, a direction) and ``scope``, which separates callers whose builders
+        share code but not behaviour (``SqlDomain`` passes its class). ``build`` may close
+        over ``self`` only and has no defaults (checked on first use), so nothing outside the
+        key changes the statement it builds.
         """
-        key = statement_key(build, variant, scope)
+        code = build.__code__
+        # The code by identity: hashing a code object hashes its constants and names on every
+        # call. The entry keeps the code alive, so its id cannot be reused while cached.
+        key = (scope, id(code), variant)
         found = self._cache.get(key)
         if found is not None:
             self._cache.move_to_end(key)
-            return found
+            return found[1]
         _check_builder(build)
         if self._dialect is None:
             engine = self._engine_dialect
             self._dialect = self._adapt(engine) if self._adapt is not None else engine
         prepared = Prepared(build(*variant), self._dialect, self._executor)
-        self._cache[key] = prepared
+        self._cache[key] = (code, prepared)
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)
         return prepared
