@@ -15,6 +15,10 @@ refused when it is built: give every value a named bind (:func:`params`, :func:`
 ``.limit(sa.bindparam("limit"))``). Statements built per call from the request's values (list
 filters of the other domains, copy and migration reads, DDL, catalog queries) are not
 prepared: they go through SQLAlchemy's ``Connection.execute`` and its own compiled cache.
+
+What a statement is compiled into is read from ``SQLCompiler``'s documented attributes
+(``string``, ``binds``, ``positiontup``, ``escaped_bind_names``, ``literal_execute_params``,
+``post_compile_params``) and the column types' public ``bind_processor``/``result_processor``.
 """
 
 from __future__ import annotations
