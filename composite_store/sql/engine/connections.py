@@ -41,8 +41,8 @@ def _unexposed_settings(pool: Pool) -> tuple[int, float]:
 
     SQLAlchemy has no public accessor for either (``QueuePool`` offers ``size()``,
     ``timeout()`` and ``overflow()``, the overflow in use now), so they are read from the
-    pool's private attributes, here alone. tests/unit/test_held_connections_sizing.py fails if
-    an upgrade renames them; until then the fallbacks (no overflow, no recycling) apply.
+    pool's private attributes, here alone. Should an upgrade rename them, the fallbacks (no
+    overflow, no recycling) apply and tests/unit/test_held_connections_sizing.py fails.
     """
     return getattr(pool, "_max_overflow", 0), getattr(pool, "_recycle", -1)
 
