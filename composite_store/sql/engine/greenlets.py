@@ -8,12 +8,13 @@ a point read's CPU. Here a finished greenlet waits for the next operation of its
 instead (about 1.5 us a run), with the same protocol, so ``await_only`` works unchanged.
 
 Why not the public ``greenlet_spawn``: measured again when the fast path moved here (2000
-``get_thread_by_id`` on the local PostgreSQL, 8 interleaved rounds in one process), an
-operation took 180 us with kept greenlets and 212 us with ``greenlet_spawn``, 18% more; the
-bar for keeping our own was 10%. The one thing borrowed from SQLAlchemy that it does not
-document is the marker ``await_only`` looks for on the current greenlet,
-``__sqlalchemy_greenlet_provider__`` (:class:`_Runner`); tests/unit/test_greenlets.py fails if
-an upgrade changes it. On SQLite (synchronous driver) no greenlet is involved.
+``get_thread_by_id`` on the local PostgreSQL, 8 interleaved rounds in one process, best
+round), an operation took 180 us with kept greenlets and 212 us with ``greenlet_spawn`` (CPU
+time: 176 against 202 us), 15-18% more; the bar for keeping our own was 10%. The one thing
+borrowed from SQLAlchemy that it does not document is the marker ``await_only`` looks for on
+the current greenlet, ``__sqlalchemy_greenlet_provider__`` (:class:`_Runner`);
+tests/unit/test_greenlets.py fails if an upgrade changes it. On SQLite (synchronous driver)
+no greenlet is involved.
 """
 
 from __future__ import annotations
