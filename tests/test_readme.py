@@ -32,7 +32,7 @@ def test_readme_opens_with_the_two_set_up_commands() -> None:
     assert README.index(first.group(0)) < README.index("\n## "), "the commands must come first"
     commands = [line for line in first.group(1).splitlines() if line.strip()]
     assert len(commands) == 2, commands
-    assert commands[0].startswith("pip install uv && uv run composite-store demo")
+    assert commands[0].startswith("pip install uv && uv run --no-dev composite-store demo")
     assert commands[1].startswith("uv run pytest")
 
 
