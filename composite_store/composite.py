@@ -27,8 +27,10 @@ class CompositeStore(Store):
     ``default`` is a store or URL serving every domain not routed elsewhere. Each ``domains``
     value is a domain object, a whole store (its same-named domain is used), a URL, ``False``
     (off) or ``None`` (the default). Routes not given here come from the environment
-    (``COMPOSITE_STORE_URL``, ``COMPOSITE_STORE_<DOMAIN>_URL``), then from
-    ``composite-store.toml`` or ``[tool.composite-store]`` in ``pyproject.toml``.
+    (``COMPOSITE_STORE_URL``, ``COMPOSITE_STORE_<DOMAIN>_URL``; off with
+    ``use_environment=False``), then from ``config_file``, else from ``composite-store.toml`` or
+    ``[tool.composite-store]`` in ``pyproject.toml`` found from the current directory (off with
+    ``use_config_file=False``).
 
     The same URL given to several domains opens one store (one pool). ``close()`` closes the
     stores opened from URLs; stores and domains passed in belong to the caller.
@@ -43,6 +45,7 @@ class CompositeStore(Store):
         *,
         use_environment: bool = True,
         config_file: str | Path | None = None,
+        use_config_file: bool = True,
         **options: Any,
     ) -> None:
         explicit = Routing()
@@ -56,7 +59,10 @@ class CompositeStore(Store):
         sources = [explicit]
         if use_environment:
             sources.append(config.from_env())
-        sources.append(config.from_file(config_file) if config_file else config.discover())
+        if config_file:
+            sources.append(config.from_file(config_file))
+        elif use_config_file:
+            sources.append(config.discover())
         self.routing = config.merge(*sources)
         self._options = options
         self._opened: dict[str, Store] = {}
@@ -78,7 +84,7 @@ class CompositeStore(Store):
         )
         domains = {k: r.value for k, r in routing.domains.items()}
         default = routing.default.value if routing.default else None
-        return cls(default, domains, use_environment=False, config_file=None, **options)
+        return cls(default, domains, use_environment=False, use_config_file=False, **options)
 
     # -- resolution ------------------------------------------------------------------------------
 
