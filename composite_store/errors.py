@@ -57,7 +57,9 @@ class AdapterNotInstalledError(CompositeStoreError, ImportError):
     """The adapter package for a URL scheme is not installed; the message names the extra."""
 
 
-_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*)(:[^@/\s]*)?@")
+# The password runs to the last "@" before any whitespace: a raw "/" or ":" in it (allowed by
+# redis-py and pymongo, which split on the last "@") must not end the match early and leak it.
+_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*)(:[^\s]*)?@")
 _SECRET_PARAMS = re.compile(r"(?i)((?:authToken|password|token|secret|api_key)=)[^&\s]+")
 
 

@@ -131,7 +131,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
 def test_check_refuses_an_unknown_scheme(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "postgress://localhost/db"]) == 1
     err = capsys.readouterr().err
-    assert "no adapter for URL scheme 'postgress'" in err and "did you mean 'postgresql'" in err
+    assert "no adapter for URL scheme 'postgress'" in err and "did you mean 'postgres'" in err
 
 
 def test_check_refuses_an_unknown_domain(capsys: pytest.CaptureFixture[str]) -> None:

@@ -146,7 +146,7 @@ def test_demo_unknown_scheme_is_a_clear_error(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert err.startswith("composite-store: error: ")
     assert "no adapter for URL scheme 'postgress'" in err
-    assert "did you mean 'postgresql'?" in err
+    assert "did you mean 'postgres'?" in err
 
 
 class _SecretMemory(InMemoryMemory):

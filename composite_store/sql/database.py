@@ -44,6 +44,18 @@ T = TypeVar("T")
 TRANSIENT_ATTEMPTS = 5
 
 
+
+def _create_engine(dialect: SqlDialect, url: str, options: dict[str, Any]) -> Engine | AsyncEngine:
+    """``dialect.create_engine``, with a malformed URL reported as our ValidationError (the
+    URL redacted): SQLAlchemy raises ArgumentError, and a bad port a bare ValueError."""
+    try:
+        return dialect.create_engine(url, options)
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        if isinstance(exc, CompositeStoreError):
+            raise
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValidationError(f"invalid store URL {redact(url)!r}: {redact(reason)}") from None
+
 class SqlDatabase:
     """The engine and tables one relational store shares between its domains.
 
@@ -74,8 +86,11 @@ class SqlDatabase:
         self.prefix = validate_prefix(prefix)
         self.schema = validate_identifier(schema, what="schema name") if schema else None
         self.owns_engine = engine is None
-        self.engine: Engine | AsyncEngine = engine or dialect.create_engine(
-            url or "", dict(engine_options or {})
+        #: The URL as the caller spelled it (None for a shared engine): ``describe()`` shows it
+        #: redacted, so what it prints can be passed back to ``open_store``.
+        self.url = url
+        self.engine: Engine | AsyncEngine = engine or _create_engine(
+            dialect, url or "", dict(engine_options or {})
         )
         self.metadata, self.tables = render_tables(dialect, self.prefix, self.schema)
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
@@ -317,7 +332,7 @@ class SqlDatabase:
         self._created.clear()
 
     def describe(self) -> str:
-        url = self.engine.url.render_as_string(hide_password=True)
+        url = self.url or self.engine.url.render_as_string(hide_password=True)
         parts = [redact(url)]
         if self.schema:
             parts.append(f"schema={self.schema}")

@@ -20,7 +20,7 @@ from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
-from composite_store.errors import CompositeStoreError, ConflictError
+from composite_store.errors import CompositeStoreError, ConflictError, ValidationError
 from composite_store.schema import ColumnType
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
@@ -78,6 +78,15 @@ class SqliteDialect(SqlDialect):
     }
 
     def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine:
+        rest = url.split("://", 1)[1] if "://" in url else url
+        if rest and not rest.startswith("/"):
+            # sqlite://x.db: the host part of a URL, not a path. SQLite URLs have three
+            # slashes before a relative path and four before an absolute one.
+            path = rest.split("?", 1)[0]
+            raise ValidationError(
+                f"invalid SQLite URL {url!r}: a file path follows three slashes; did you mean "
+                f"'sqlite:///{path}' (relative) or 'sqlite:////{path.lstrip('/')}' (absolute)?"
+            )
         engine = sa.create_engine(
             url,
             connect_args={"check_same_thread": False, "isolation_level": None},

@@ -36,15 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["MysqlDialect", "async_url"]
 
 #: URL schemes that name MySQL or MariaDB; all are served by asyncmy.
-SCHEMES = (
-    "mysql",
-    "mysql+pymysql",
-    "mysql+asyncmy",
-    "mysql+aiomysql",
-    "mariadb",
-    "mariadb+pymysql",
-    "mariadb+asyncmy",
-)
+#: The same spellings as the registry's (composite_store.registry.known_adapters).
+SCHEMES = ("mysql", "mysql+pymysql", "mysql+asyncmy", "mariadb", "mariadb+asyncmy")
 #: MySQL and MariaDB refuse longer identifiers.
 MAX_IDENTIFIER = 64
 #: ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back, so it may simply run again.

@@ -208,7 +208,14 @@ class RedisConnection:
 
     def describe(self) -> str:
         kind = "redis cluster" if self.cluster else "redis"
-        where = redact(self._url) if self._url else f"client {type(self._client).__name__}"
+        if self._url:
+            # Printed so that it opens the same kind of store when passed back.
+            url = self._url
+            if self.cluster:
+                url += ("&" if "?" in url else "?") + "cluster=true"
+            where = redact(url)
+        else:
+            where = f"client {type(self._client).__name__}"
         return f"{kind} {where} (prefix {self.keys.prefix!r})"
 
     # -- I/O verbs ---------------------------------------------------------------------------------
