@@ -10,6 +10,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "BackendUnavailableError",
     "CompositeStoreError",
+    "ConfigurationError",
     "ConflictError",
     "DomainNotConfiguredError",
     "NotFoundError",
@@ -27,6 +28,11 @@ class CompositeStoreError(Exception):
 
 class ValidationError(CompositeStoreError, ValueError):
     """The input is invalid; nothing was written."""
+
+
+class ConfigurationError(ValidationError):
+    """The store's configuration is wrong: an unknown option, or a URL the server refuses (no
+    such database, user or password). Fix the configuration; retrying will not help."""
 
 
 class NotFoundError(CompositeStoreError, LookupError):
@@ -102,4 +108,16 @@ class _ErrorMap:
             return
         for source, target in self.mapping.items():
             if isinstance(exc, source):
-                raise target(redact(str(exc))) from exc
+                raise target(redact(driver_message(exc))) from exc
+
+
+def driver_message(exc: BaseException) -> str:
+    """What the driver said, without SQLAlchemy's wrapping: its ``(package.Class)`` prefix, the
+    failed statement and its "Background on this error" link."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig) if isinstance(orig, BaseException) and str(orig) else str(exc)
+    text = _BACKGROUND.sub("", text)
+    return text.strip()
+
+
+_BACKGROUND = re.compile(r"\s*\(Background on this error at: [^)]*\)")

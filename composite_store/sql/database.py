@@ -16,6 +16,7 @@ from sqlalchemy.util import await_only
 from composite_store.errors import (
     BackendUnavailableError,
     CompositeStoreError,
+    ConfigurationError,
     ValidationError,
     map_errors,
     redact,
@@ -153,6 +154,9 @@ class SqlDatabase:
                         if self._held is not None:
                             await self._held.discard_idle()
                         continue
+                    refusal = self.dialect.login_refusal(exc.orig) if exc.orig else None
+                    if refusal is not None:
+                        raise ConfigurationError(redact(refusal)) from None
                     if exc.connection_invalidated or _is_connect_error(exc):
                         raise BackendUnavailableError(redact(str(exc.orig))) from exc
                     if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):

@@ -115,6 +115,12 @@ class SqlDialect:
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
 
+    def login_refusal(self, exc: BaseException) -> str | None:
+        """Why the server refused the connection the URL describes (no such database, user or
+        password), in our words with the fix, or None when ``exc`` is no such refusal. The
+        default knows none."""
+        return None
+
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether the server aborted the operation's transaction in a way that running it
         again may cure (a deadlock victim, a serialization failure); the default: never."""

@@ -84,6 +84,10 @@ def parse_url(url: str) -> tuple[str, str | None, dict[str, str]]:
     return driver_url, (validate_database(database) if database else None), options
 
 
+
+#: Client options composite-store sets unless the caller does (milliseconds).
+_FAST_FAILURE = {"serverSelectionTimeoutMS": 5000, "connectTimeoutMS": 5000}
+
 class MongoConnection:
     """The ``AsyncMongoClient`` and database shared by the domains of one store.
 
@@ -152,6 +156,13 @@ class MongoConnection:
         with mongo_errors():
             if self._client is None:
                 options: dict[str, Any] = {"appname": "composite-store"}
+                # pymongo waits 30 s for a server by default; an unreachable one should be a
+                # BackendUnavailableError within seconds. Either option, as a keyword or in
+                # the URL's query, overrides this.
+                lowered = (self.url or "").lower()
+                for name, default in _FAST_FAILURE.items():
+                    if name.lower() not in lowered:
+                        options[name] = default
                 options.update(self._client_options)
                 self._client = AsyncMongoClient(self.url, **options)
             # Aware UTC datetimes whatever the caller's client says: timestamps are part of

@@ -9,6 +9,7 @@ schema.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -46,6 +47,28 @@ MAX_IDENTIFIER_BYTES = 63
 TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
 #: Seconds after which a pooled connection is replaced (proxies and servers drop idle ones).
 POOL_RECYCLE = 1800
+
+
+_LOGIN_REFUSALS = (
+    (
+        re.compile(r'database "([^"]+)" does not exist'),
+        'the database "{0}" does not exist; create it (CREATE DATABASE "{0}") or name an '
+        "existing one in the URL's path",
+    ),
+    (
+        re.compile(r'role "([^"]+)" does not exist'),
+        'the user "{0}" does not exist; create it (CREATE ROLE "{0}" LOGIN) or name another '
+        "user in the URL",
+    ),
+    (
+        re.compile(r'password authentication failed for user "([^"]+)"'),
+        'the password of user "{0}" is wrong',
+    ),
+    (
+        re.compile(r'no pg_hba\.conf entry for host "([^"]+)", user "([^"]+)", database "([^"]+)"'),
+        'pg_hba.conf has no entry that lets user "{1}" reach database "{2}" from {0}',
+    ),
+)
 
 
 def async_url(url: str) -> str:
@@ -121,6 +144,17 @@ class PostgresDialect(SqlDialect):
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited
         return getattr(exc.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+
+    def login_refusal(self, exc: BaseException) -> str | None:
+        # docstring inherited
+        # libpq reports a refused login as text only (no SQLSTATE reaches psycopg before the
+        # connection exists), so the server's FATAL messages are matched here.
+        text = str(exc)
+        for pattern, explain in _LOGIN_REFUSALS:
+            found = pattern.search(text)
+            if found:
+                return "PostgreSQL refused the connection: " + explain.format(*found.groups())
+        return None
 
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         # docstring inherited
