@@ -9,10 +9,11 @@ from typing import Any
 from composite_store import config
 from composite_store.config import Route, Routing
 from composite_store.domains.base import Domain
-from composite_store.errors import ValidationError, redact
-from composite_store.registry import open_store
+from composite_store.errors import ConfigurationError, ValidationError, redact
+from composite_store.registry import get_adapter, open_store
 from composite_store.schema import DOMAINS
 from composite_store.store import Store
+from composite_store.urls import scheme_of
 
 __all__ = ["CompositeStore", "DomainSource"]
 
@@ -65,6 +66,7 @@ class CompositeStore(Store):
             sources.append(config.discover())
         self.routing = config.merge(*sources)
         self._options = options
+        self._used_options: set[str] = set()
         self._opened: dict[str, Store] = {}
         self._unrouted: dict[str, str] = {}
         resolved: dict[str, Domain] = {}
@@ -72,6 +74,7 @@ class CompositeStore(Store):
             dom = self._resolve(name)
             if dom is not None:
                 resolved[name] = dom
+        self._check_options_used()
         super().__init__(resolved)
 
     @classmethod
@@ -91,10 +94,25 @@ class CompositeStore(Store):
     def _open(self, url: str, source: str) -> Store:
         if url not in self._opened:
             try:
-                self._opened[url] = open_store(url, **self._options)
+                # Each store takes the composite's options it knows (echo= to the SQL stores,
+                # not to MongoDB's client); one that no store takes is refused below.
+                accepted = get_adapter(scheme_of(url)).option_names()
+                mine = {k: v for k, v in self._options.items() if k in accepted}
+                self._used_options.update(mine)
+                self._opened[url] = open_store(url, **mine)
             except ValidationError as exc:
-                raise ValidationError(f"{source}: {exc}") from exc
+                raise type(exc)(f"{source}: {exc}") from exc
         return self._opened[url]
+
+    def _check_options_used(self) -> None:
+        unused = sorted(set(self._options) - self._used_options)
+        if not unused:
+            return
+        opened = sorted({type(store).__name__ for store in self._opened.values()})
+        takers = ", ".join(opened) if opened else "no store opened from a URL"
+        raise ConfigurationError(
+            f"option {unused[0]!r} applies to none of this composite's stores ({takers})"
+        )
 
     def _resolve(self, name: str) -> Domain | None:
         route = self.routing.domains.get(name) or self.routing.default

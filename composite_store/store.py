@@ -35,6 +35,15 @@ class Store:
     #: closes shows up as an unexpected pass.
     known_gaps: ClassVar[Mapping[str, str]] = {}
 
+    @classmethod
+    def option_names(cls) -> frozenset[str]:
+        """The keyword options ``open_store(url, **options)`` passes to this store class.
+
+        The constructor refuses any other with a ``ConfigurationError`` naming the closest;
+        ``CompositeStore`` gives each store only the options it takes.
+        """
+        return frozenset()
+
     def __init__(self, domains: Mapping[str, Domain], *, description: str | None = None) -> None:
         for key, dom in domains.items():
             if key not in DOMAINS:

@@ -1,13 +1,16 @@
-"""Store URLs: their scheme, and the composite-store options carried in their query string."""
+"""Store URLs: their scheme, the composite-store options carried in their query string, and
+the check of keyword options against what an adapter declares."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from composite_store.errors import ValidationError
+from composite_store.errors import ConfigurationError, ValidationError
 
-__all__ = ["scheme_of", "split_options"]
+__all__ = ["check_options", "scheme_of", "split_options"]
 
 
 def scheme_of(url: str) -> str:
@@ -35,3 +38,22 @@ def split_options(url: str, keys: Iterable[str]) -> tuple[str, dict[str, str]]:
             kept.append((key, value))
     rebuilt = base + (f"?{urlencode(kept)}" if kept else "")
     return rebuilt + (f"#{fragment}" if hash_ else ""), taken
+
+
+def check_options(
+    options: Mapping[str, Any], accepted: Iterable[str], where: str, *, fold_case: bool = False
+) -> None:
+    """Raise ``ConfigurationError`` for a keyword option ``where`` (an adapter) does not take,
+    naming the closest one it does (``prefx`` -> ``prefix``).
+
+    A typo must not become a driver's TypeError, a warning nobody reads, or a silently ignored
+    setting. ``fold_case`` compares case-insensitively (pymongo's options are).
+    """
+    known = set(accepted)
+    folded = {name.lower(): name for name in known} if fold_case else {}
+    for name in options:
+        if name in known or (fold_case and name.lower() in folded):
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigurationError(f"{where} takes no option {name!r}{hint}")

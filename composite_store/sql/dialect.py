@@ -81,6 +81,10 @@ class SqlDialect:
         """Create the engine for ``url`` (no I/O happens here)."""
         return sa.create_engine(url, **options)
 
+    #: Keyword options of this dialect beyond SQLAlchemy's engine options (``SqlStore``
+    #: refuses any other).
+    own_options: ClassVar[frozenset[str]] = frozenset()
+
     def engine_options(
         self, url: str, options: Mapping[str, Any]
     ) -> tuple[str, dict[str, Any]]:

@@ -114,6 +114,8 @@ class OracleDialect(SqlDialect):
 
     # -- engine ------------------------------------------------------------------------------------
 
+    own_options: ClassVar[frozenset[str]] = frozenset({"native_json"})
+
     def create_engine(self, url: str, options: Mapping[str, Any]) -> AsyncEngine:
         # docstring inherited
         from sqlalchemy.ext.asyncio import create_async_engine
