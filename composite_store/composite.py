@@ -80,14 +80,13 @@ class CompositeStore(Store):
     @classmethod
     def from_config(cls, source: str | Path | Mapping[str, Any], **options: Any) -> CompositeStore:
         """Build a composite from a TOML file path or a ``{"default", "domains"}`` mapping."""
-        routing = (
-            config.from_mapping(source, "config mapping")
-            if isinstance(source, Mapping)
-            else config.from_file(source)
-        )
-        domains = {k: r.value for k, r in routing.domains.items()}
-        default = routing.default.value if routing.default else None
-        return cls(default, domains, use_environment=False, use_config_file=False, **options)
+        if isinstance(source, Mapping):
+            routing = config.from_mapping(source, "config mapping")
+            domains = {k: r.value for k, r in routing.domains.items()}
+            default = routing.default.value if routing.default else None
+            return cls(default, domains, use_environment=False, use_config_file=False, **options)
+        # The file's routes keep the file as their source (describe(), inspect).
+        return cls(use_environment=False, config_file=source, **options)
 
     # -- resolution ------------------------------------------------------------------------------
 
@@ -154,6 +153,16 @@ class CompositeStore(Store):
         """Close the stores this composite opened from URLs (not those passed in)."""
         for store in self._opened.values():
             await store.close()
+
+    def route_sources(self) -> dict[str, str]:
+        """Where each routed domain's route came from: an argument, an environment variable,
+        or a config file (``"COMPOSITE_STORE_URL (environment)"``)."""
+        found: dict[str, str] = {}
+        for name in self._domains:
+            route = self.routing.domains.get(name) or self.routing.default
+            if route is not None:
+                found[name] = route.source
+        return found
 
     def describe(self) -> dict[str, str]:
         """The routing table: domain -> backend, credentials redacted; unrouted domains say why."""

@@ -97,6 +97,10 @@ class SyncMemory(Protocol):
         """Return whether the backend answers."""
         ...
 
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
+        ...
+
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
@@ -171,6 +175,10 @@ class SyncWorkflows(Protocol):
 
     def ping(self) -> bool:
         """Return whether the backend answers."""
+        ...
+
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
         ...
 
     def describe(self) -> str:
@@ -261,6 +269,10 @@ class SyncWorkflowDefinitions(Protocol):
         """Return whether the backend answers."""
         ...
 
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
+        ...
+
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
@@ -339,6 +351,10 @@ class SyncScores(Protocol):
 
     def ping(self) -> bool:
         """Return whether the backend answers."""
+        ...
+
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
         ...
 
     def describe(self) -> str:
@@ -435,6 +451,10 @@ class SyncObservability(Protocol):
 
     def ping(self) -> bool:
         """Return whether the backend answers."""
+        ...
+
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
         ...
 
     def describe(self) -> str:
@@ -545,6 +565,10 @@ class SyncDatasets(Protocol):
         """Return whether the backend answers."""
         ...
 
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
+        ...
+
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
@@ -635,6 +659,10 @@ class SyncExperiments(Protocol):
 
     def ping(self) -> bool:
         """Return whether the backend answers."""
+        ...
+
+    def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a"""
         ...
 
     def describe(self) -> str:

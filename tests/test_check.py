@@ -52,7 +52,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     report = folder.parent / f"{folder.name}-report.json"
     done = _cli(
         "check", f"sqlite:///{db}", "--domain", "memory", "--domain", "workflows",
-        "--json", str(report), cwd=folder,
+        "--json", "--output", str(report), cwd=folder,
     )
     return {"folder": folder, "db": db, "before": before, "done": done, "report": report}
 
@@ -116,7 +116,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
     )
     report = tmp_path / "report.json"
     done = _cli(
-        "check", "broken-sqlite:///x.db", "-k", "Schema", "--json", str(report),
+        "check", "broken-sqlite:///x.db", "-k", "Schema", "--json", "--output", str(report),
         cwd=tmp_path, script=script,
     )
     assert done.returncode == 1, done.stdout + done.stderr

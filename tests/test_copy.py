@@ -256,7 +256,7 @@ def test_command_line_copy(
     dst_url = f"sqlite:///{tmp_path / 'dst.db'}"
     report = tmp_path / "copy.json"
     argv = ["copy", filled_sqlite, dst_url, "--domain", "memory", "--domain", "datasets"]
-    assert cli.main([*argv, "--batch", "250", "--json", str(report)]) == 0
+    assert cli.main([*argv, "--batch", "250", "--json", "--output", str(report)]) == 0
     out = capsys.readouterr().out
     assert "memory.messages" in out and "every count matches" in out
     data = json.loads(report.read_text())
@@ -264,7 +264,7 @@ def test_command_line_copy(
     assert set(tables) == {"threads", "messages", "resources", "datasets", "dataset_items",
                            "dataset_versions"}
     assert tables["messages"]["written"] == tables["messages"]["source"] == BIG_THREAD + 15
-    assert cli.main([*argv, "--json", str(report)]) == 0
+    assert cli.main([*argv, "--json", "--output", str(report)]) == 0
     again = json.loads(report.read_text())
     assert all(t["written"] == 0 and t["counts_match"] for t in again["tables"])
     assert cli.main(["copy", dst_url, dst_url]) == 1
@@ -291,4 +291,4 @@ def test_without_rich_the_command_says_how_to_get_progress_bars(
     assert cli.main(["copy", filled_sqlite, dst_url, "--domain", "workflows"]) == 0
     captured = capsys.readouterr()
     assert 'pip install "composite-store[cli]"' in captured.err
-    assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.out
+    assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.err

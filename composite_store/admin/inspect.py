@@ -1,14 +1,16 @@
 """What a store is, as its databases say: ``inspect_store``; ``composite-store inspect`` prints it.
 
-Per domain: the backend serving it (credentials redacted), whether it answers, the schema
-version recorded and the current one, every difference between the physical schema and the
-documented one (``composite_store.schema.drift``) with the statement that fixes it, and the
-row count of each table. Inspecting creates nothing: domains are attached (``Domain.attach``), not
-initialized, so a missing table shows up as drift instead of being created.
+Per domain: the backend serving it (credentials redacted) and where its route came from,
+whether it answers (and if not, why), whether it was ever initialized, the schema version
+recorded and the current one, every difference between the physical schema and the documented
+one (``composite_store.schema.drift``) with the statement that fixes it, and the row count of
+each table. Inspecting creates and changes nothing: domains are attached (``Domain.attach``:
+an embedded file is opened read-only, a missing one is not created), never initialized.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from composite_store.domains.base import Domain
@@ -38,6 +40,12 @@ class DomainReport:
     domain: str
     backend: str
     reachable: bool
+    #: Why the backend does not answer (None when it does).
+    unreachable_reason: str | None = None
+    #: Where the route came from: an argument, an environment variable, a config file.
+    source: str = "argument"
+    #: False when the database holds none of the domain's tables (never initialized).
+    initialized: bool = True
     schema_version: int | None = None
     #: Whether the database records the version (else it was read from the tables).
     version_recorded: bool = False
@@ -48,18 +56,41 @@ class DomainReport:
 
     @property
     def ok(self) -> bool:
-        """Reachable, at the current version (or keeping none), and without drift."""
+        """Reachable, initialized, at the current version (or keeping none), without drift."""
         current = self.schema_version in (None, self.current_version)
-        return self.reachable and current and not self.drift and self.error is None
+        return (
+            self.reachable
+            and self.initialized
+            and current
+            and not self.drift
+            and self.error is None
+        )
 
 
-async def inspect_store(store: Store) -> list[DomainReport]:
-    """Inspect every domain ``store`` routes (attaching, never initializing, them)."""
+async def inspect_store(
+    store: Store, sources: Mapping[str, str] | None = None
+) -> list[DomainReport]:
+    """Inspect every domain ``store`` routes (attaching, never initializing, them).
+
+    ``sources`` says where each domain's route came from (``CompositeStore.route_sources``).
+    """
     reports = []
     for name, dom in store.domains.items():
         report = DomainReport(
-            name, redact(dom.describe()), await dom.ping(), current_version=current_version(name)
+            name,
+            redact(dom.describe()),
+            reachable=False,
+            source=(sources or {}).get(name, "argument"),
+            current_version=current_version(name),
         )
+        try:
+            # Attach first: a backend that connects lazily (Redis, MongoDB) answers a ping
+            # only once its client exists, and attach() opens an embedded file read-only.
+            await dom.attach()
+            report.unreachable_reason = await dom.unreachable_reason()
+        except CompositeStoreError as exc:
+            report.unreachable_reason = redact(str(exc))
+        report.reachable = report.unreachable_reason is None
         if report.reachable:
             try:
                 await _inspect(dom, report)
@@ -70,11 +101,14 @@ async def inspect_store(store: Store) -> list[DomainReport]:
 
 
 async def _inspect(dom: Domain, report: DomainReport) -> None:
-    await dom.attach()
-    report.version_recorded = await dom.schema_version() is not None
-    report.schema_version = await recorded_version(dom)
     specs = tables_for(dom.domain)
     physical = await dom.describe_physical()
+    if not physical:
+        # No table of the domain at all: a database nobody initialized yet, not drift.
+        report.initialized = False
+        return
+    report.version_recorded = await dom.schema_version() is not None
+    report.schema_version = await recorded_version(dom)
     for difference in compare(specs, physical):
         report.drift.append(
             Finding(

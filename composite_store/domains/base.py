@@ -12,6 +12,7 @@ from composite_store.errors import (
     CompositeStoreError,
     UnsupportedOperationError,
     ValidationError,
+    redact,
 )
 from composite_store.records.base import Record
 from composite_store.records.tables import record_type
@@ -138,11 +139,16 @@ class Domain(ABC):
 
     async def ping(self) -> bool:
         """Return whether the backend answers."""
+        return await self.unreachable_reason() is None
+
+    async def unreachable_reason(self) -> str | None:
+        """None when the backend answers, else why it does not (the error, redacted): a
+        refused connection, an unknown user, a missing database."""
         try:
             await self._ping()
-        except Exception:  # noqa: BLE001 - any failure means "not reachable"
-            return False
-        return True
+        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+            return redact(str(exc)) or type(exc).__name__
+        return None
 
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""

@@ -90,9 +90,12 @@ class SqlDatabase:
         #: The URL as the caller spelled it (None for a shared engine): ``describe()`` shows it
         #: redacted, so what it prints can be passed back to ``open_store``.
         self.url = url
+        self._engine_options = dict(engine_options or {})
         self.engine: Engine | AsyncEngine = engine or _create_engine(
-            dialect, url or "", dict(engine_options or {})
+            dialect, url or "", self._engine_options
         )
+        #: Whether the engine was swapped for a read-only one (``attach_read_only``).
+        self.read_only = False
         self.metadata, self.tables = render_tables(dialect, self.prefix, self.schema)
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
@@ -309,6 +312,26 @@ class SqlDatabase:
     async def ping(self) -> None:
         # Compiled per dialect: Oracle before 23ai needs "SELECT 1 FROM DUAL".
         await self.run(lambda conn: conn.execute(sa.select(sa.literal_column("1"))).scalar())
+
+    def attach_read_only(self) -> None:
+        """Before any connection: swap the engine for one that cannot create or change the
+        database, where the dialect has one (embedded files). ``Domain.attach`` calls it, so
+        that looking at a database never creates its file or alters its header."""
+        if self.read_only or not self.owns_engine or self.url is None:
+            return
+        if self._worker_conn is not None or self._created:
+            return  # already connected (or initialized) through this engine: keep it
+        engine = self.dialect.read_only_engine(self.url, self._engine_options)
+        if engine is None:
+            return
+        if isinstance(self.engine, Engine):  # embedded engines are synchronous
+            self.engine.dispose()  # never connected: nothing to close but the pool
+        self.engine = engine
+        self.statements = StatementCache(
+            engine.dialect, adapt=self.dialect.statement_dialect,
+            executor=self.dialect.execute_prepared,
+        )
+        self.read_only = True
 
     async def dispose(self) -> None:
         """Close the engine if this database created it, and the worker thread."""

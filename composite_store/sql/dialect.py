@@ -119,6 +119,13 @@ class SqlDialect:
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
 
+    def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
+        """An engine on ``url`` that cannot create or change anything, for ``Domain.attach``
+        (``composite-store inspect``), or None when connecting creates nothing anyway (server
+        backends: a connection creates no database). Embedded files say otherwise: opening one
+        creates a missing file and switches it to WAL."""
+        return None
+
     def login_refusal(self, exc: BaseException) -> str | None:
         """Why the server refused the connection the URL describes (no such database, user or
         password), in our words with the fix, or None when ``exc`` is no such refusal. The

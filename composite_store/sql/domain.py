@@ -188,6 +188,10 @@ class SqlDomain(Domain):
         if self._owns_db:
             await self.db.dispose()
 
+    async def _open(self) -> None:
+        # ``attach``: connect without creating anything (no SQLite file, no WAL switch).
+        self.db.attach_read_only()
+
     async def _ping(self) -> None:
         await self.db.ping()
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -47,6 +49,25 @@ __all__ = [
 
 #: Milliseconds a writer waits for another process's lock before failing.
 BUSY_TIMEOUT_MS = 5000
+
+
+def install_pragmas(engine: Engine, *, wal: bool, synchronous: bool = True) -> None:
+    """Set each new connection up as Mastra sets its files: a busy timeout, WAL (``wal``:
+    a file, not ``:memory:``) and synchronous=NORMAL. A read-only connection skips the two
+    that would write the file's header."""
+    busy_error: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if wal:
+            _enable_wal(cursor, busy_error)
+        if synchronous:
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
 
 
 def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
@@ -93,19 +114,25 @@ class SqliteDialect(SqlDialect):
             **options,
         )
         memory = engine.url.database in (None, "", ":memory:")
-        busy_error: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
+        install_pragmas(engine, wal=not memory)
+        return engine
 
-        @sa.event.listens_for(engine, "connect")
-        def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-            # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
-            dbapi_conn.isolation_level = None
-            cursor = dbapi_conn.cursor()
-            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            if not memory:
-                _enable_wal(cursor, busy_error)
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.close()
+    def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
+        # docstring inherited
+        path = sa.engine.make_url(url).database
+        if path in (None, "", ":memory:"):
+            return None
+        file = Path(path).resolve()
+        target = f"file:{urllib.parse.quote(str(file))}?mode=ro"
 
+        def connect() -> sqlite3.Connection:
+            # A missing file reads as what it is, a database without tables, and stays
+            # missing (mode=ro never creates one; neither does an empty in-memory stand-in).
+            where = target if file.is_file() else ":memory:"
+            return sqlite3.connect(where, uri=True, check_same_thread=False, isolation_level=None)
+
+        engine = sa.create_engine("sqlite://", creator=connect, **options)
+        install_pragmas(engine, wal=False, synchronous=False)
         return engine
 
     def begin(self, conn: Connection, *, write: bool) -> None:

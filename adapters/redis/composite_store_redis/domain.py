@@ -192,6 +192,8 @@ class RedisDomain(Domain):
         return [build(raw) for raw in await transfer.read_hashes(self, keys) if raw]
 
     async def _ping(self) -> None:
+        # Before init() too (Store.ping, composite-store inspect): open the client first.
+        await self.conn.open()
         await self.conn.ping()
 
     # -- schema hooks ------------------------------------------------------------------------------
