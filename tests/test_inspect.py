@@ -237,7 +237,7 @@ def test_routes_show_where_they_came_from(
     config.write_text(f'default = "sqlite:///{tmp_path / "file.db"}"\n')
     monkeypatch.setenv(env_var("workflows"), "memory://")
     monkeypatch.chdir(tmp_path)
-    status, report = _inspect(str(config), capsys)
+    _, report = _inspect(str(config), capsys)
     assert report["domains"]["memory"]["source"] == f"{config} (file)"
     assert report["domains"]["workflows"]["source"] == "COMPOSITE_STORE_WORKFLOWS_URL (environment)"
     # Without a target: the environment and the file of the current directory.
