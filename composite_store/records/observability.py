@@ -200,7 +200,8 @@ class OtelSpan(Record):
     """One OpenTelemetry span (``mastra_traces``).
 
     ``start_time``/``end_time`` are integer nanoseconds since the Unix epoch and round-trip
-    exactly. ``kind``: 0 internal, 1 client, 2 server, 3 producer, 4 consumer. ``status`` is
+    exactly. ``kind`` is OpenTelemetry's ``SpanKind`` value as its SDKs number it: 0 internal,
+    1 server, 2 client, 3 producer, 4 consumer (stored as given). ``status`` is
     ``{"code": 0|1|2, "message"?: str}``. ``other`` is JSON text; a dict or list given for it
     is serialized.
     """
