@@ -160,7 +160,11 @@ class SqlDatabase:
                     refusal = self.dialect.login_refusal(exc.orig) if exc.orig else None
                     if refusal is not None:
                         raise ConfigurationError(redact(refusal)) from None
-                    if exc.connection_invalidated or _is_connect_error(exc):
+                    if (
+                        exc.connection_invalidated
+                        or _is_connect_error(exc)
+                        or self.dialect.is_unavailable(exc)
+                    ):
                         raise BackendUnavailableError(redact(str(exc.orig))) from exc
                     if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
                         await asyncio.sleep(random.uniform(0, 0.02 * attempt))
@@ -411,5 +415,10 @@ def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:
             "lost connection",
             "connection is closed",
             "gone away",
+            # The server is stopping or starting (PostgreSQL's FATAL at connect; MariaDB's
+            # "Server shutdown in progress"): unavailable now, worth retrying later.
+            "shutting down",
+            "starting up",
+            "shutdown in progress",
         )
     )

@@ -132,6 +132,13 @@ class SqlDialect:
         default knows none."""
         return None
 
+    def is_unavailable(self, exc: sa.exc.DBAPIError) -> bool:
+        """Whether ``exc`` says the server cannot serve now (shutting down, restarting, the
+        connection terminated by an operator): a retryable ``BackendUnavailableError``, not a
+        failure of the operation. The default: never (the text checks of ``SqlDatabase.run``
+        still apply)."""
+        return False
+
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether the server aborted the operation's transaction in a way that running it
         again may cure (a deadlock victim, a serialization failure); the default: never."""

@@ -41,6 +41,11 @@ __all__ = ["PostgresDialect", "async_url"]
 
 #: URL schemes that name PostgreSQL; all are served by psycopg 3 in async mode.
 SCHEMES = ("postgresql", "postgresql+psycopg", "postgresql+psycopg_async", "postgres")
+#: Operator intervention (admin/crash shutdown, cannot connect now, terminated backend) and
+#: connection exceptions: the server cannot serve now; the call may be retried.
+UNAVAILABLE_SQLSTATES = frozenset(
+    {"57P01", "57P02", "57P03", "57P05", "08000", "08001", "08003", "08004", "08006"}
+)
 #: PostgreSQL truncates longer identifiers (NAMEDATALEN - 1 bytes).
 MAX_IDENTIFIER_BYTES = 63
 #: deadlock_detected, serialization_failure: the transaction rolled back and may run again.
@@ -144,6 +149,10 @@ class PostgresDialect(SqlDialect):
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited
         return getattr(exc.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+
+    def is_unavailable(self, exc: sa.exc.DBAPIError) -> bool:
+        # docstring inherited
+        return getattr(exc.orig, "sqlstate", None) in UNAVAILABLE_SQLSTATES
 
     def login_refusal(self, exc: BaseException) -> str | None:
         # docstring inherited
