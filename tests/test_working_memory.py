@@ -439,6 +439,44 @@ async def test_an_invalid_seed_writes_nothing(url: str) -> None:
         assert await store.memory.get_thread_by_id(thread_id="t1") is None
 
 
+@async_test
+async def test_update_thread_with_working_memory_reaches_the_resource(url: str) -> None:
+    """Mastra's updateThread: in resource scope, metadata.workingMemory is the resource's."""
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("resource"))
+        await memory.create_thread(thread_id="t1", resource_id="u1", title="Hi")
+        thread = await memory.update_thread(
+            thread_id="t1", title="Trip", metadata={"workingMemory": FILLED, "x": 1}
+        )
+        assert thread.title == "Trip" and thread.metadata == {"workingMemory": FILLED, "x": 1}
+        assert (await stored_raw(store))[0] == FILLED
+        await memory.create_thread(thread_id="t2", resource_id="u1")
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
+        # The empty template never overwrites it; a metadata-only update leaves it alone.
+        await memory.update_thread(thread_id="t1", metadata={"workingMemory": DEFAULT_TEMPLATE})
+        await memory.update_thread(thread_id="t1", metadata={"y": 2})
+        assert (await stored_raw(store))[0] == FILLED
+        untouched = await store.memory.get_thread_by_id(thread_id="t1")
+        assert untouched is not None and untouched.title == "Trip"
+        with pytest.raises(NotFoundError):
+            await memory.update_thread(thread_id="nope", title="x")
+
+
+@async_test
+async def test_update_thread_merges_thread_scoped_schema_memory(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread", schema=Profile))
+        await memory.create_thread(
+            thread_id="t1", resource_id="u1", metadata={"workingMemory": {"name": "Ana"}}
+        )
+        await memory.update_thread(thread_id="t1", metadata={"workingMemory": {"tags": ["x"]}})
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+        with pytest.raises(ValidationError, match="name"):
+            await memory.update_thread(thread_id="t1", metadata={"workingMemory": {"name": 5}})
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+        assert (await stored_raw(store))[0] is None
+
+
 # -- read-only and disabled --------------------------------------------------------------------
 
 
@@ -479,8 +517,17 @@ async def test_read_only_per_call(url: str) -> None:
         assert await writable.get_working_memory(
             thread_id="t1", resource_id="u1", read_only=True
         ) == FILLED
+        refused = await writable.apply_tool_call(
+            TOOL_NAME, {"memory": "# replaced"}, thread_id="t1", resource_id="u1", read_only=True
+        )
+        assert refused["success"] is False and "read-only" in refused["message"]
+        assert (await stored_raw(store))[0] == FILLED
         locked = Memory(store, working_memory=wm(), read_only=True)
         assert [t["name"] for t in locked.list_tools(read_only=False)] == [TOOL_NAME]
+        allowed = await locked.apply_tool_call(
+            TOOL_NAME, {"memory": "# allowed"}, thread_id="t1", resource_id="u1", read_only=False
+        )
+        assert allowed["success"] is True and (await stored_raw(store))[0] == "# allowed"
         assert TOOL_NAME in await locked.system_message(
             thread_id="t1", resource_id="u1", read_only=False
         )

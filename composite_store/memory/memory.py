@@ -198,6 +198,48 @@ class Memory:
             return await self.domain.get_thread_by_id(thread_id=thread_id) or existing
         return await self.domain.update_thread(id=thread_id, title=title, metadata=meta or None)
 
+    async def update_thread(
+        self,
+        *,
+        thread_id: str,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread:
+        """Set a thread's title and shallow-merge its metadata, as ``store.memory.update_thread``
+        does, with working memory in ``metadata["workingMemory"]`` applied as Mastra applies it.
+
+        In resource scope that memory goes to the thread's resource (an update like any other:
+        merged and validated in schema mode; the empty template never overwrites real memory),
+        and the thread keeps its metadata as given. In thread scope it is merged into the
+        thread's own memory. A read-only or disabled Memory stores the metadata as given.
+        ``NotFoundError`` for a missing thread; ``ValidationError`` (nothing written) for
+        memory the schema refuses.
+        """
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
+        thread_id = _require_id(thread_id, "thread_id")
+        existing = await self.domain.get_thread_by_id(thread_id=thread_id)
+        if existing is None:
+            raise NotFoundError(f"thread {thread_id!r} not found")
+        meta = dict(metadata or {})
+        seed = meta.get("workingMemory")
+        if self.enabled and not self.read_only and seed is not None:
+            target = _Target(self.config.scope, thread_id, existing.resource_id)
+            patch = self._patch(seed, what='metadata["workingMemory"]')
+            try:
+                await self._seed(target, patch, meta, new_thread=False)
+            except _EmptyTemplate:
+                logger.warning(
+                    "%s: the working memory in the thread's metadata is the empty template; "
+                    "the stored memory was kept",
+                    target.label,
+                )
+            except _Rejected as exc:
+                raise ValidationError(str(exc)) from None
+        if title is None and not meta:
+            return await self.domain.get_thread_by_id(thread_id=thread_id) or existing
+        return await self.domain.update_thread(id=thread_id, title=title, metadata=meta or None)
+
     async def _seed(
         self, target: _Target, patch: Any, meta: dict[str, Any], *, new_thread: bool
     ) -> None:
@@ -283,8 +325,12 @@ class Memory:
         *,
         thread_id: str,
         resource_id: str | None = None,
+        read_only: bool | None = None,
     ) -> dict[str, Any]:
         """Apply a call of the ``updateWorkingMemory`` tool; return ``{"success", "message"}``.
+
+        ``read_only`` overrides the Memory's for this call (as on ``list_tools`` and
+        ``system_message``): a read-only call answers ``success: False`` and writes nothing.
 
         ``arguments`` is the dict of arguments or their JSON text. What the model got wrong
         (bad arguments, a schema violation, the empty template over real memory, a call while
@@ -303,7 +349,7 @@ class Memory:
                 "working memory is off: pass working_memory=WorkingMemoryConfig(...) to Memory"
             )
         target = self._target(thread_id, resource_id)
-        if self.read_only:
+        if self._read_only(read_only):
             return _result(False, "Working memory is read-only in this session: nothing was saved.")
         try:
             patch = self._patch(read_arguments(arguments, self.config), what="`memory`")
