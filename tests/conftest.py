@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from backends import RAN, SKIPPED, required
+
+from tests.support.backends import RAN, SKIPPED, required
 
 _seconds: collections.Counter[str] = collections.Counter()
 

@@ -125,7 +125,8 @@ def test_a_database_mastra_created_is_not_drift(
     """Mastra's PostgreSQL tables (naive timestamps plus TIMESTAMPTZ shadows, its index names)
     are the documented schema: inspect reports no drift for them."""
     import psycopg
-    from servers import postgres
+
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     schema = url.split("schema=")[1].split("&")[0]

@@ -1,7 +1,6 @@
 """The conformance suite on the in-memory store (the reference semantics)."""
 
 import pytest
-from backends import ran
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -18,6 +17,7 @@ from composite_store_conformance import (
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.backends import ran
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from backends import ran, unreachable
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -21,6 +20,7 @@ from composite_store_conformance import (
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.backends import ran, unreachable
 
 BASE_URL = "libsql:///conformance.db"
 

@@ -15,10 +15,10 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
-from servers import mariadb
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import mariadb
 
 
 @pytest.fixture(scope="session")

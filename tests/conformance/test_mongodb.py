@@ -16,10 +16,10 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
-from servers import mongodb
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import mongodb
 
 
 @pytest.fixture(scope="session")

@@ -25,10 +25,10 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
-from servers import oracle
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import oracle
 
 
 @pytest.fixture(scope="session")

@@ -22,10 +22,10 @@ from composite_store_conformance import (
     WorkflowDefinitionsSuite,
     WorkflowsSuite,
 )
-from servers import postgres
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import postgres
 
 SERVER_TZ, CLIENT_TZ = "Asia/Tokyo", "America/New_York"
 

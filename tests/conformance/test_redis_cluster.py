@@ -13,10 +13,10 @@ from composite_store_conformance import (
     TransferSuite,
     WorkflowsSuite,
 )
-from servers import redis
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import redis
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-from backends import ran
 from composite_store_conformance import (
     CapabilitiesSuite,
     DatasetsSuite,
@@ -20,6 +19,7 @@ from composite_store_conformance import (
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.backends import ran
 
 
 @pytest.fixture(scope="session")

@@ -9,11 +9,11 @@ import asyncio
 import functools
 
 import pytest
-from backends import ran, unreachable
 from composite_store_oracle.provision import create_namespace, drop_namespace, store_url
 
-from servers import Found, discover
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, discover
+from tests.support.servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
 

@@ -20,13 +20,13 @@ import socket
 import subprocess
 
 import pytest
-from backends import ran, unreachable
 from composite_store_redis import RedisStore
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
-from servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
+from tests.support.servers.docker import docker_found
 
 __all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
 
