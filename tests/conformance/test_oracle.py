@@ -1,9 +1,9 @@
 """The conformance suite on Oracle Database, wherever one can be reached.
 
-No Oracle server runs on this project's machines: ``tests/test_oracle_compile.py`` checks every
-statement the adapter sends instead. Elsewhere the suite runs against
-``COMPOSITE_STORE_TEST_ORACLE_URL``, e.g. the ``oracle`` service of docker/docker-compose.yml
-(started by the tests themselves where a Docker engine answers)::
+No Oracle server runs on this project's machines:
+``adapters/oracle/tests/test_oracle_compile.py`` checks every statement the adapter sends instead.
+Elsewhere the suite runs against ``COMPOSITE_STORE_TEST_ORACLE_URL``, e.g. the ``oracle``
+service of docker/docker-compose.yml (started by the tests where a Docker engine answers)::
 
     COMPOSITE_STORE_TEST_ORACLE_URL='oracle://composite:composite@127.0.0.1:1521/?service_name=FREEPDB1'
 

@@ -1,7 +1,8 @@
 """An Oracle server for the tests: ``COMPOSITE_STORE_TEST_ORACLE_URL``, else the ``oracle``
 service of docker/docker-compose.yml where a Docker engine answers. No machine of this
 project runs an Oracle server, and none can be started here: without one the Oracle tests are
-skipped (``tests/test_oracle_compile.py`` checks the adapter's statements instead)."""
+skipped (``adapters/oracle/tests/test_oracle_compile.py`` checks the adapter's statements
+instead)."""
 
 from __future__ import annotations
 

@@ -370,7 +370,7 @@ def test_docs_redis_md_lists_every_index() -> None:
 
     from composite_store_redis import layout_doc
 
-    doc = Path(__file__).resolve().parents[1] / "docs" / "redis.md"
+    doc = Path(__file__).resolve().parents[3] / "docs" / "redis.md"
     text = doc.read_text(encoding="utf-8")
     if layout_doc.splice(text) != text:
         pytest.fail(
