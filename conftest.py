@@ -11,6 +11,9 @@ import pytest
 
 from tests.support.backends import RAN, SKIPPED, required
 
+# The conformance suite's plugin is opt-in; the matrix in tests/conformance/ runs it.
+pytest_plugins = ["composite_store_conformance.plugin"]
+
 _seconds: collections.Counter[str] = collections.Counter()
 
 

@@ -94,7 +94,7 @@ from tests.test_broken_adapter import BrokenSqliteStore
 
 
 @pytest.fixture(scope="session")
-def store_factory(tmp_path_factory):
+def cs_store_factory(tmp_path_factory):
     return {store}(f"sqlite:///{{tmp_path_factory.mktemp('db') / 'x.db'}}")
 
 
@@ -124,6 +124,7 @@ def failures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
     report = root / "report.xml"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(root), "-q", "-p", "no:cacheprovider",
+         "-p", "composite_store_conformance.plugin",
          "-k", SELECTION, "--rootdir", str(root), f"--junitxml={report}",
          "-o", f"pythonpath={ROOT}"],
         cwd=root, capture_output=True, text=True, timeout=600, check=False,

@@ -12,19 +12,7 @@ users, which the tests do not create) and drops its tables at the end.
 """
 
 import pytest
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
@@ -32,49 +20,8 @@ from tests.support.servers import oracle
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(oracle.session_url(request))
 
 
-class TestOracleMemory(MemorySuite):
-    pass
-
-
-class TestOracleWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestOracleScores(ScoresSuite):
-    pass
-
-
-class TestOracleWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestOracleDatasets(DatasetsSuite):
-    pass
-
-
-class TestOracleExperiments(ExperimentsSuite):
-    pass
-
-
-class TestOracleObservability(ObservabilitySuite):
-    pass
-
-
-class TestOracleSchema(SchemaSuite):
-    pass
-
-
-class TestOracleCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestOracleRouter(RouterSuite):
-    pass
-
-
-class TestOracleTransfer(TransferSuite):
-    pass
+globals().update(suite_classes("Oracle"))

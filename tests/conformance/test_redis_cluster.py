@@ -4,14 +4,10 @@ session."""
 
 import pytest
 from composite_store_conformance import (
-    CapabilitiesSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowsSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    WorkflowDefinitionsSuite,
+    suite_classes,
 )
 
 from composite_store import open_store
@@ -20,37 +16,10 @@ from tests.support.servers import redis
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(redis.session_url(request, cluster=True))
 
 
-class TestRedisClusterMemory(MemorySuite):
-    pass
-
-
-class TestRedisClusterWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestRedisClusterScores(ScoresSuite):
-    pass
-
-
-class TestRedisClusterObservability(ObservabilitySuite):
-    known_gaps = redis.KNOWN_GAPS
-
-
-class TestRedisClusterSchema(SchemaSuite):
-    pass
-
-
-class TestRedisClusterCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestRedisClusterRouter(RouterSuite):
-    pass
-
-
-class TestRedisClusterTransfer(TransferSuite):
-    pass
+# Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
+NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
+globals().update(suite_classes("RedisCluster", without=NOT_OFFERED))
