@@ -11,8 +11,9 @@ import pytest
 
 from tests.support.backends import RAN, SKIPPED, required
 
-# The conformance suite's plugin is opt-in; the matrix in tests/conformance/ runs it.
-pytest_plugins = ["composite_store_conformance.plugin"]
+# The conformance suite's plugin is opt-in: the matrix in tests/conformance/ runs it.
+# pytester: tests/plugin_coexistence/ runs small user suites beside it.
+pytest_plugins = ["composite_store_conformance.plugin", "pytester"]
 
 _seconds: collections.Counter[str] = collections.Counter()
 
