@@ -16,7 +16,7 @@ import pytest
 from composite_store import Thread, open_store
 from composite_store.cli import main
 
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str, cwd: Path, script: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,7 +24,7 @@ def _cli(*args: str, cwd: Path, script: str | None = None) -> subprocess.Complet
     code = script or (
         "import sys; from composite_store.cli import main; sys.exit(main(sys.argv[1:]))"
     )
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False,
@@ -103,7 +103,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
         from composite_store.cli import main
         from composite_store.admin.provision import FileProvisioner, register_provisioner
         from composite_store.registry import register_adapter
-        from test_broken_adapter import BrokenSqliteStore
+        from tests.test_broken_adapter import BrokenSqliteStore
 
         class Target(BrokenSqliteStore):
             def __init__(self, url, **options):

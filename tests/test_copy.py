@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import ran, unreachable
-from copy_data import BIG_THREAD, fill, snapshot
 
 from composite_store import cli, open_store
 from composite_store.admin.copy import CopyReport, Progress, copy_domains, shared_domains
@@ -28,6 +26,8 @@ from composite_store.inmemory import InMemoryStore
 from composite_store.records.tables import key_of
 from composite_store.schema import tables_for
 from composite_store.store import Store
+from tests.support.backends import ran, unreachable
+from tests.support.copy_data import BIG_THREAD, fill, snapshot
 
 BACKENDS = ("sqlite", "memory", "libsql", "postgres", "mariadb", "redis", "mongodb")
 PAIRS = [
@@ -75,7 +75,7 @@ class Namespaces:
             )
             ran("libsql", "embedded libSQL engine, temporary file")
             return provision.store_url(base, name)
-        from servers import mariadb, mongodb, postgres, redis
+        from tests.support.servers import mariadb, mongodb, postgres, redis
 
         servers = {"postgres": postgres, "mariadb": mariadb, "redis": redis, "mongodb": mongodb}
         url: str = servers[backend].session_url(self._request)

@@ -125,7 +125,8 @@ def test_a_database_mastra_created_is_not_drift(
     """Mastra's PostgreSQL tables (naive timestamps plus TIMESTAMPTZ shadows, its index names)
     are the documented schema: inspect reports no drift for them."""
     import psycopg
-    from servers import postgres
+
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     schema = url.split("schema=")[1].split("&")[0]
@@ -209,7 +210,7 @@ def test_an_unreachable_backend_says_why(capsys: pytest.CaptureFixture[str]) -> 
 def test_a_running_redis_is_reachable_and_untouched(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import redis as redis_server
+    from tests.support.servers import redis as redis_server
 
     url = redis_server.session_url(request)
     import redis as redis_client

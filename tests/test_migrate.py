@@ -123,7 +123,7 @@ def test_sqlite_upgrade_from_version_0(tmp_path: Path, capsys: pytest.CaptureFix
 def test_postgres_upgrade_builds_indexes_concurrently(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import postgres
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     _run(lambda: _create_version_0_sql(url))
@@ -135,7 +135,7 @@ def test_postgres_upgrade_builds_indexes_concurrently(
 def test_mariadb_upgrade_from_version_0(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import mariadb
+    from tests.support.servers import mariadb
 
     url = mariadb.session_url(request)
     _run(lambda: _create_version_0_sql(url))
@@ -146,7 +146,7 @@ def test_mariadb_upgrade_from_version_0(
 def test_mongodb_upgrade_from_version_0(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import mongodb
+    from tests.support.servers import mongodb
 
     url = mongodb.session_url(request)
 
@@ -171,7 +171,7 @@ def test_redis_upgrade_backfills_the_new_sets(
 ) -> None:
     """An older Redis store lacks the sets that list every resource, score and span; copying
     from it is refused until migrate has built them from the stored records."""
-    from servers import redis
+    from tests.support.servers import redis
 
     url = redis.session_url(request)
     new_sets = {

@@ -25,7 +25,6 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec
 
 import pytest
-from backends import RAN, ran
 from pydantic import BaseModel
 
 from composite_store import (
@@ -39,6 +38,7 @@ from composite_store import (
 )
 from composite_store.domains.memory import MemoryDomain
 from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingMemoryConfig
+from tests.support.backends import RAN, ran
 
 ROOT = Path(__file__).resolve().parents[1]
 

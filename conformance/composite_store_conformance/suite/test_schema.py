@@ -81,49 +81,49 @@ class SchemaSuite(Suite):
     # -- tables and columns ----------------------------------------------------------------------
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
-    async def test_documented_table_exists(self, store: Store, spec: TableSpec) -> None:
-        physical = await _physical(store, spec)
+    async def test_documented_table_exists(self, cs_store: Store, spec: TableSpec) -> None:
+        physical = await _physical(cs_store, spec)
         assert physical.table == spec.base_name
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
-    async def test_documented_columns_exist(self, store: Store, spec: TableSpec) -> None:
-        physical = await _physical(store, spec)
+    async def test_documented_columns_exist(self, cs_store: Store, spec: TableSpec) -> None:
+        physical = await _physical(cs_store, spec)
         wrong = _differences(spec, physical, Kind.MISSING_COLUMN)
         assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
-    async def test_column_types_are_compatible(self, store: Store, spec: TableSpec) -> None:
-        physical = await _physical(store, spec)
+    async def test_column_types_are_compatible(self, cs_store: Store, spec: TableSpec) -> None:
+        physical = await _physical(cs_store, spec)
         wrong = _differences(spec, physical, Kind.COLUMN_TYPE)
         assert not wrong, "incompatible column types: " + "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
-    async def test_nullability_is_as_documented(self, store: Store, spec: TableSpec) -> None:
-        physical = await _physical(store, spec)
+    async def test_nullability_is_as_documented(self, cs_store: Store, spec: TableSpec) -> None:
+        physical = await _physical(cs_store, spec)
         wrong = _differences(spec, physical, Kind.NULLABILITY)
         assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
     async def test_only_declared_variant_columns_are_extra(
-        self, store: Store, spec: TableSpec
+        self, cs_store: Store, spec: TableSpec
     ) -> None:
-        physical = await _physical(store, spec)
+        physical = await _physical(cs_store, spec)
         wrong = _differences(spec, physical, Kind.EXTRA_COLUMN)
         assert not wrong, "; ".join(wrong)
 
     # -- keys and indexes ------------------------------------------------------------------------
 
     @pytest.mark.parametrize("spec", TABLE_PARAMS)
-    async def test_primary_key_is_as_documented(self, store: Store, spec: TableSpec) -> None:
-        physical = await _physical(store, spec)
+    async def test_primary_key_is_as_documented(self, cs_store: Store, spec: TableSpec) -> None:
+        physical = await _physical(cs_store, spec)
         wrong = _differences(spec, physical, Kind.PRIMARY_KEY)
         assert not wrong, "; ".join(wrong)
 
     @pytest.mark.parametrize(("spec", "key"), UNIQUE_PARAMS)
     async def test_unique_key_exists(
-        self, store: Store, spec: TableSpec, key: tuple[str, ...]
+        self, cs_store: Store, spec: TableSpec, key: tuple[str, ...]
     ) -> None:
-        physical = await _physical(store, spec)
+        physical = await _physical(cs_store, spec)
         wrong = [
             d.message for d in compare_table(spec, physical)
             if d.kind is Kind.UNIQUE_KEY and d.key == key
@@ -132,9 +132,9 @@ class SchemaSuite(Suite):
 
     @pytest.mark.parametrize(("spec", "index"), INDEX_PARAMS)
     async def test_documented_index_exists(
-        self, store: Store, spec: TableSpec, index: Index
+        self, cs_store: Store, spec: TableSpec, index: Index
     ) -> None:
-        physical = await _physical(store, spec)
+        physical = await _physical(cs_store, spec)
         if not physical.has_indexes:
             pytest.skip(f"{physical.name} is scanned, not indexed (the backend has no indexes)")
         wrong = [
@@ -147,9 +147,9 @@ class SchemaSuite(Suite):
 
     @pytest.mark.parametrize("domain_name", SAMPLE_PARAMS)
     async def test_stored_rows_have_the_documented_names_and_form(
-        self, store: Store, domain_name: str
+        self, cs_store: Store, domain_name: str
     ) -> None:
-        domain = await _domain(store, domain_name)
+        domain = await _domain(cs_store, domain_name)
         write = SAMPLES.get(domain_name)
         if write is None:
             pytest.fail(f"composite_store_conformance has no raw sample for {domain_name!r}")

@@ -33,16 +33,6 @@ from composite_store_oracle.types import (
     OracleVarchar,
     input_type_handler,
 )
-from oracle_recording import (
-    MARKERS,
-    Recorded,
-    Recording,
-    RecordingConnection,
-    configure,
-    covered_calls,
-    public_operations,
-    record_domains,
-)
 from sqlalchemy.dialects import oracle
 from sqlalchemy.dialects.oracle import oracledb as sa_oracledb
 from sqlalchemy.engine import Dialect
@@ -62,6 +52,16 @@ from composite_store.schema import (
 )
 from composite_store.sql.memory import SqlMemory
 from composite_store.sql.tables import render_tables
+from tests.support.oracle_recording import (
+    MARKERS,
+    Recorded,
+    Recording,
+    RecordingConnection,
+    configure,
+    covered_calls,
+    public_operations,
+    record_domains,
+)
 
 VERSIONS = {"19c": (19, 0, 0), "23ai": (23, 4, 0)}
 VERSION_PARAMS = [pytest.param(v, id=k) for k, v in VERSIONS.items()]

@@ -20,15 +20,14 @@ import socket
 import subprocess
 
 import pytest
-from backends import ran, unreachable
-from composite_store_redis import RedisStore
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
-from servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
+from tests.support.servers.docker import docker_found
 
-__all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
+__all__ = ["CLUSTER", "STANDALONE", "find", "find_cluster", "session_url"]
 
 STANDALONE = "redis"
 CLUSTER = "redis_cluster"
@@ -39,10 +38,6 @@ DOCKER = "redis://{host}:{port}/0?socket_connect_timeout=3"
 #: The first of three nodes; the others are found through the cluster itself.
 DOCKER_CLUSTER = "redis+cluster://{host}:{port}"
 _NODES = 3
-
-#: The adapter's own declaration of the tests it is known to fail (strict xfails).
-KNOWN_GAPS = dict(RedisStore.known_gaps)
-
 
 async def _probe(url: str) -> None:
     """Works only where the tests can work: connect, reserve a prefix and drop it."""

@@ -15,14 +15,14 @@ from typing import Any, TypeVar
 
 import psycopg
 import pytest
-from backends import unreachable
 from composite_store_postgres import PostgresStore
 from composite_store_postgres.dialect import PostgresDialect
 from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
-from servers import postgres
 
 from composite_store import Message, Thread, ValidationError
 from composite_store.schema import TABLES, ColumnType, tables_for
+from tests.support.backends import unreachable
+from tests.support.servers import postgres
 
 T = TypeVar("T")
 SESSION_TZ = "Asia/Tokyo"
