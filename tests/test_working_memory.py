@@ -37,7 +37,13 @@ from composite_store import (
     open_store,
 )
 from composite_store.domains.memory import MemoryDomain
-from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingMemoryConfig
+from composite_store.memory import (
+    DEFAULT_TEMPLATE,
+    STATE_SIGNAL_TOOL_NAME,
+    TOOL_NAME,
+    Memory,
+    WorkingMemoryConfig,
+)
 from tests.support.backends import RAN, ran
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -475,6 +481,105 @@ async def test_update_thread_merges_thread_scoped_schema_memory(url: str) -> Non
             await memory.update_thread(thread_id="t1", metadata={"workingMemory": {"name": 5}})
         assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
         assert (await stored_raw(store))[0] is None
+
+
+# -- state signals (use_state_signals) ---------------------------------------------------------
+
+
+@async_test
+async def test_state_signals_replace_the_system_message_and_rename_the_tool(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        assert await memory.system_message(thread_id="t1", resource_id="u1") == ""
+        [tool] = memory.list_tools()
+        assert tool["name"] == STATE_SIGNAL_TOOL_NAME
+        default_tool = Memory(store, working_memory=wm()).list_tools()[0]
+        assert tool["parameters"] == default_tool["parameters"]
+        with pytest.raises(ValidationError, match="setWorkingMemory"):
+            await memory.apply_tool_call(
+                TOOL_NAME, {"memory": FILLED}, thread_id="t1", resource_id="u1"
+            )
+        done = await memory.apply_tool_call(
+            STATE_SIGNAL_TOOL_NAME, {"memory": FILLED}, thread_id="t1", resource_id="u1"
+        )
+        assert done["success"] is True
+        # The same stored data as the default path.
+        assert (await stored_raw(store))[0] == FILLED
+        # The default stays the system message.
+        default = Memory(store, working_memory=wm())
+        assert "Ana" in await default.system_message(thread_id="t1", resource_id="u1")
+        with pytest.raises(UnsupportedOperationError, match="use_state_signals"):
+            await default.state_signal(thread_id="t1", resource_id="u1")
+
+
+@async_test
+async def test_a_snapshot_is_emitted_once_and_again_when_it_left_the_window(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        first = await memory.state_signal(thread_id="t1", resource_id="u1")
+        assert first is not None and first.kind == "state" and first.state_id == "working-memory"
+        assert first.mode == "snapshot" and first.scope == "resource"
+        assert first.working_memory is None and "No working memory" not in first.contents
+        assert first.tracking.version == 1 and first.id == "state:working-memory:1"
+        window = [first.to_message(thread_id="t1", resource_id="u1")]
+        # Unchanged and still in the window: nothing to send.
+        unchanged = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=window
+        )
+        assert unchanged is None
+        # The tracking lives on the thread, so another process (Memory) dedups too.
+        other = Memory(store, working_memory=wm(use_state_signals=True))
+        plain = [m.model_dump(by_alias=True, mode="json") for m in window]
+        assert (
+            await other.state_signal(thread_id="t1", resource_id="u1", context_window=plain)
+            is None
+        )
+        # Slid out of the window: the same snapshot again.
+        again = await memory.state_signal(thread_id="t1", resource_id="u1", context_window=[])
+        assert again is not None and again.cache_key == first.cache_key
+        assert again.tracking.version == 2
+        # A changed memory: a new snapshot, whatever the window holds.
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        changed = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=[again.to_message(thread_id="t1")]
+        )
+        assert changed is not None and changed.cache_key != first.cache_key
+        assert changed.working_memory == FILLED and "- **Name**: Ana" in changed.contents
+        thread = await store.memory.get_thread_by_id(thread_id="t1")
+        assert thread is not None and thread.metadata is not None
+        tracking = thread.metadata["stateSignals"]["working-memory"]
+        assert tracking["currentCacheKey"] == changed.cache_key and tracking["version"] == 3
+
+
+@async_test
+async def test_schema_snapshots_ignore_key_order(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread", schema=Profile, use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        await memory.update_working_memory(
+            thread_id="t1", working_memory={"name": "Ana", "tags": ["x"]}
+        )
+        first = await memory.state_signal(thread_id="t1")
+        assert first is not None and first.format == "json" and first.scope == "thread"
+        assert first.working_memory == {"name": "Ana", "tags": ["x"]}
+        from composite_store.memory.signals import cache_key
+
+        assert cache_key("json", {"tags": ["x"], "name": "Ana"}) == first.cache_key
+        window = [first.to_message(thread_id="t1")]
+        assert await memory.state_signal(thread_id="t1", context_window=window) is None
+        # The thread-scoped memory and the tracking share the thread's metadata untouched.
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+
+
+def test_state_signals_are_refused_with_the_vnext_tool() -> None:
+    with pytest.raises(ValidationError, match="vnext"):
+        WorkingMemoryConfig(use_state_signals=True, version="vnext")
+    with pytest.raises(UnsupportedOperationError, match="vnext"):
+        WorkingMemoryConfig(version="vnext")
+    with pytest.raises(ValidationError, match="use_state_signals"):
+        WorkingMemoryConfig(use_state_signals="yes")  # type: ignore[arg-type]
 
 
 # -- read-only and disabled --------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 from composite_store.memory.config import WorkingMemoryConfig
 
-__all__ = ["system_text"]
+__all__ = ["signal_text", "system_text"]
 
 _TAG = re.compile(r"<(/?)(working_memory)", re.IGNORECASE)
 
@@ -78,6 +78,22 @@ def system_text(
             shape,
             "",
             data,
+        ]
+    )
+
+
+def signal_text(config: WorkingMemoryConfig, memory: str | dict[str, Any] | None) -> str:
+    """The contents of a working-memory state signal: the template (or schema) and the current
+    memory, as in the system message, without its rules (the tool's description carries how
+    to update it)."""
+    return "\n".join(
+        [
+            "Current working memory for this conversation. Update it with the "
+            f"{config.tool_name} tool when relevant information changes.",
+            "",
+            _shape(config),
+            "",
+            _data(memory),
         ]
     )
 

@@ -35,7 +35,6 @@ __all__ = [
     "StateSignal",
     "cache_key",
     "has_snapshot",
-    "render_contents",
 ]
 
 #: The state lane of working memory.
@@ -114,30 +113,6 @@ def cache_key(format: str, data: str | dict[str, Any] | None) -> str:
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
-    )
-
-
-def render_contents(shape: str, data: str | dict[str, Any] | None, *, tool_name: str) -> str:
-    """The model-facing text of a snapshot: the template (or schema) and the current data."""
-    if data is None:
-        body = "No working memory data stored yet."
-    elif isinstance(data, str):
-        body = data
-    else:
-        body = json.dumps(data, ensure_ascii=False, indent=2)
-    return "\n".join(
-        [
-            "Current working memory for this conversation. Update it with the "
-            f"{tool_name} tool when relevant information changes.",
-            "",
-            "<working_memory_template>",
-            shape,
-            "</working_memory_template>",
-            "",
-            "<working_memory_data>",
-            body,
-            "</working_memory_data>",
-        ]
     )
 
 

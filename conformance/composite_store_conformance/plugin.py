@@ -65,17 +65,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def cs_store_factory() -> Any:
+def cs_store_factory(request: pytest.FixtureRequest) -> Any:
     """Override this fixture: return a ``Store`` (or a zero-argument callable returning one).
 
     It should point at a throwaway namespace provisioned for the test session (a temporary
     file, a schema, a database, a key prefix); the suite initializes the domains each test
     needs and clears them between tests with ``dangerously_clear_all()``.
+
+    A backend whose tests define ``store_factory`` instead (the name DESIGN.md section 5 gives
+    backend authors) is served from it: the plugin registers no fixture of that name itself,
+    so it never shadows or collides with a user's own.
     """
+    if "store_factory" in request.fixturenames or _defined(request, "store_factory"):
+        return request.getfixturevalue("store_factory")
     raise pytest.UsageError(
-        "composite_store_conformance: define a `cs_store_factory` fixture returning a Store "
-        "(or a callable returning one), e.g. `return open_store('sqlite:///' + str(tmp))`"
+        "composite_store_conformance: define a `cs_store_factory` (or `store_factory`) fixture "
+        "returning a Store (or a callable returning one), e.g. "
+        "`return open_store('sqlite:///' + str(tmp))`"
     )
+
+
+def _defined(request: pytest.FixtureRequest, name: str) -> bool:
+    """Whether a fixture called ``name`` is visible from the requesting test."""
+    manager = request._fixturemanager  # no public lookup of a fixture's definitions by name
+    return bool(manager.getfixturedefs(name, request.node))
 
 
 def _session_store(request: pytest.FixtureRequest, factory: Any) -> Store:

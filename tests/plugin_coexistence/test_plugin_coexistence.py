@@ -182,3 +182,40 @@ def test_a_known_gap_that_passes_fails_strictly(
     result = _run(pytester, monkeypatch, "-k", "TestSqliteMemory and missing_thread_returns_none")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*XPASS(strict)*known gap: declared, yet it passes*"])
+
+
+def test_a_backend_written_to_design_md_section_5(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN.md's contract for backend authors: one ``store_factory`` fixture and one-line
+    subclasses of the ``*Suite`` classes. The plugin serves the suite from that fixture."""
+    pytester.makeconftest(
+        '''
+import pytest
+from composite_store import open_store
+
+pytest_plugins = ["composite_store_conformance.plugin"]
+
+
+@pytest.fixture(scope="session")
+def store_factory(tmp_path_factory):
+    return open_store(f"sqlite:///{tmp_path_factory.mktemp('db') / 'conformance.db'}")
+'''
+    )
+    pytester.makepyfile(
+        test_mine='''
+from composite_store_conformance import MemorySuite, WorkflowsSuite
+
+
+class TestMineMemory(MemorySuite):
+    pass
+
+
+class TestMineWorkflows(WorkflowsSuite):
+    pass
+'''
+    )
+    result = _run(pytester, monkeypatch)
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and "errors" not in outcomes, result.stdout.str()[-3000:]
+    assert outcomes.get("passed", 0) >= 80, outcomes
