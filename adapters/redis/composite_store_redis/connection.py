@@ -221,19 +221,31 @@ class RedisConnection:
     # -- I/O verbs ---------------------------------------------------------------------------------
 
     async def read(self, commands: Sequence[Sequence[str]]) -> list[Any]:
-        """Run read commands in one pipeline (not a transaction) and return their replies."""
+        """Run read commands in one pipeline (not a transaction) and return their replies.
+
+        Reads change nothing, so one whose connection the server had closed (an idle timeout,
+        a restart, ``CLIENT KILL``) runs once more on a fresh connection instead of failing.
+        Writes are not retried here: a script the server ran before the connection dropped
+        would run twice; they surface as the retryable ``BackendUnavailableError``.
+        """
         if not commands:
             return []
         try:
             with map_errors(_ERRORS):
-                if len(commands) == 1:
-                    return [await self.client.execute_command(*commands[0])]
-                pipe = self._pipeline()
-                for command in commands:
-                    pipe.execute_command(*command)
-                return list(await pipe.execute())
+                try:
+                    return await self._read_once(commands)
+                except rex.ConnectionError:
+                    return await self._read_once(commands)
         except UnicodeEncodeError as exc:
             raise _not_utf8(exc) from exc
+
+    async def _read_once(self, commands: Sequence[Sequence[str]]) -> list[Any]:
+        if len(commands) == 1:
+            return [await self.client.execute_command(*commands[0])]
+        pipe = self._pipeline()
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(await pipe.execute())
 
     def _pipeline(self) -> Any:
         # A cluster pipeline splits by slot and never wraps commands in MULTI.

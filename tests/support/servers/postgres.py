@@ -47,47 +47,83 @@ def find() -> Found | str:
     )
 
 
+class ThrowawayPostgres:
+    """A cluster of its own (initdb + pg_ctl) on a free loopback port, stopped at process exit.
+
+    ``stop``/``start``/``restart`` act on the same data directory, so what a test wrote
+    survives a restart: the reliability tests (tests/reliability) stop servers under load.
+    """
+
+    def __init__(self, bindir: Path, *, fsync: bool = False) -> None:
+        self.tmp = ThrowawayDir("composite-store-pg-")
+        self.bindir, self.port = bindir, free_port()
+        self.data = self.tmp.path / "data"
+        self.fsync = fsync
+        # initdb and postgres refuse to run as root: run them as the postgres user.
+        self.as_user: list[str] = []
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    @classmethod
+    def create(cls, *, fsync: bool = False) -> ThrowawayPostgres | str:
+        """initdb and start a new cluster, or say why it cannot be done here."""
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not found:
+            return "no PostgreSQL binaries under /usr/lib/postgresql/*/bin"
+        server = cls(Path(found[-1]).parent, fsync=fsync)
+        if os.geteuid() == 0:
+            try:
+                account = pwd.getpwnam("postgres")
+            except KeyError:
+                server.tmp.cleanup()
+                return "running as root and there is no 'postgres' user to run the server as"
+            shutil.chown(server.tmp.path, account.pw_uid, account.pw_gid)
+            server.as_user = ["runuser", "-u", "postgres", "--"]
+        failure = run_checked(
+            [*server.as_user, str(server.bindir / "initdb"), "-D", str(server.data), "-U",
+             "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
+            "initdb",
+        )
+        server.tmp.on_cleanup(lambda: server.stop(mode="immediate"))
+        failure = failure or server.start()
+        if failure:
+            server.tmp.cleanup()
+            return failure
+        return server
+
+    def _pg_ctl(self, *args: str) -> str | None:
+        return run_checked(
+            [*self.as_user, str(self.bindir / "pg_ctl"), "-D", str(self.data), *args],
+            f"pg_ctl {args[-1]}",
+        )
+
+    def start(self) -> str | None:
+        """Start the server and wait until it answers; None, or why it did not."""
+        options = f"-p {self.port} -k {self.tmp.path} -c listen_addresses=127.0.0.1"
+        if not self.fsync:
+            options += " -c fsync=off"
+        failure = self._pg_ctl(
+            "-l", str(self.tmp.path / "server.log"), "-o", options, "-w", "-t", "60", "start"
+        )
+        if failure:
+            return failure
+        failure = wait_until(lambda: _probe(self.url), 30)
+        return f"throwaway server did not answer: {failure}" if failure else None
+
+    def stop(self, *, mode: str = "fast") -> str | None:
+        """Stop the server (``fast``: abort sessions, clean shutdown; ``immediate``: a crash)."""
+        return self._pg_ctl("-m", mode, "-w", "stop")
+
+    @property
+    def how(self) -> str:
+        return f"throwaway server 127.0.0.1:{self.port} ({self.bindir.parent.name})"
+
+
 def start_throwaway() -> Found | str:
-    """Start a throwaway cluster (initdb + pg_ctl) on a free port; stopped at process exit."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not found:
-        return "no PostgreSQL binaries under /usr/lib/postgresql/*/bin"
-    bindir = Path(found[-1]).parent
-    tmp = ThrowawayDir("composite-store-pg-")
-    # initdb and postgres refuse to run as root: run them as the postgres user.
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        try:
-            account = pwd.getpwnam("postgres")
-        except KeyError:
-            return "running as root and there is no 'postgres' user to run the server as"
-        shutil.chown(tmp.path, account.pw_uid, account.pw_gid)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = tmp.path / "data", free_port()
-    failure = run_checked(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-         "-E", "UTF8", "--no-sync"],
-        "initdb",
-    )
-    if failure:
-        tmp.cleanup()
-        return failure
-    pg_ctl = [*as_user, str(bindir / "pg_ctl"), "-D", str(data)]
-    options = f"-p {port} -k {tmp.path} -c listen_addresses=127.0.0.1 -c fsync=off"
-    failure = run_checked(
-        [*pg_ctl, "-l", str(tmp.path / "server.log"), "-o", options, "-w", "-t", "60", "start"],
-        "pg_ctl start",
-    )
-    tmp.on_cleanup(lambda: run_checked([*pg_ctl, "-m", "immediate", "stop"], "pg_ctl stop"))
-    if failure:
-        tmp.cleanup()
-        return failure
-    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    failure = wait_until(lambda: _probe(url), 30)
-    if failure:
-        tmp.cleanup()
-        return f"throwaway server did not answer: {failure}"
-    return Found(url, f"throwaway server 127.0.0.1:{port} ({bindir.parent.name})")
+    """Start a throwaway cluster on a free port; stopped at process exit."""
+    server = ThrowawayPostgres.create()
+    if isinstance(server, str):
+        return server
+    return Found(server.url, server.how)
 
 
 def session_url(request: pytest.FixtureRequest, **query: str) -> str:
