@@ -1,5 +1,5 @@
-"""Export and import of whole tables in SQL (``Domain.export_records`` and friends), written once
-for every relational backend.
+"""Export and import of whole tables in SQL (``Transferable.export_records`` and friends),
+written once for every relational backend.
 
 Export pages by key (keyset: ``WHERE key > :last ORDER BY key``), so a page costs the same at the
 start and at the end of a large table; Mastra's ``evals`` table has no key and pages by offset

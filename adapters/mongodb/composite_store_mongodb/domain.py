@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
-from composite_store.domains.base import Capabilities, Domain
+from composite_store.domains.base import Capabilities
+from composite_store.domains.hooks import Inspectable, Transferable, Versioned
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["MongoDomain"]
 
 
-class MongoDomain(Domain):
+class MongoDomain(Transferable, Versioned, Inspectable):
     """Base of the MongoDB domains: owns or shares a ``MongoConnection``.
 
     Construct it standalone (``url=``, or ``client=`` with ``database=``) or with the
