@@ -118,14 +118,14 @@ class SqlDomain(Transferable, Versioned, Inspectable):
 
     def select_all(self, base: str) -> sa.Select[Any]:
         """``SELECT <documented columns> FROM base``, each read as the dialect reads it."""
-        return sa.select(*self.db.readable(self.t(base), table(base)))
+        return sa.select(*self.db.readable(self.tables[base], table(base)))
 
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
         ``lock`` and the dialect locks rows)."""
 
         def build() -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             stmt = self.select_all(base).where(*(tbl.c[c] == sa.bindparam(c) for c in columns))
             if lock and self.db.dialect.supports_for_update:
                 stmt = stmt.with_for_update()
@@ -153,7 +153,7 @@ class SqlDomain(Transferable, Versioned, Inspectable):
             n = len(chunk)
 
             def build(n: int = n) -> Executable:
-                tbl = self.t(base)
+                tbl = self.tables[base]
                 # Typed binds: SQLAlchemy types only the first row of a multi-row VALUES.
                 bound = [
                     {c: sa.bindparam(f"{c}__{i}", type_=tbl.c[c].type) for c in columns}
@@ -172,11 +172,13 @@ class SqlDomain(Transferable, Versioned, Inspectable):
     def set_values(self, base: str, values: Mapping[str, str]) -> dict[str, Any]:
         """``{column: typed bindparam}`` for an INSERT or UPDATE: ``values`` maps each column
         to the bind name that carries its value."""
-        tbl = self.t(base)
+        tbl = self.tables[base]
         return {c: sa.bindparam(name, type_=tbl.c[c].type) for c, name in values.items()}
 
-    def t(self, base_name: str) -> sa.Table:
-        return self.db.tables[base_name]
+    @property
+    def tables(self) -> Mapping[str, sa.Table]:
+        """Every documented table of the database, rendered, by base name (``threads``)."""
+        return self.db.tables
 
     async def _init(self) -> None:
         await self.db.create(self.specs)

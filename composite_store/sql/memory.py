@@ -80,7 +80,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
         def build() -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             picked = self.select_all(base) if not what else sa.select(tbl.c[what]).distinct()
             return picked.where(tbl.c[column].in_(params("v", n)))
 
@@ -103,7 +103,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             n = len(chunk)
 
             def build(n: int = n) -> Executable:
-                threads = self.t("threads")
+                threads = self.tables["threads"]
                 return (
                     threads.update()
                     .where(threads.c.id.in_(params("v", n)))
@@ -147,7 +147,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         expected_working_memory: Any,
     ) -> Thread | None:
         def build() -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
             columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamps}}
             return (
@@ -185,11 +185,11 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     async def _delete_thread(self, thread_id: str) -> None:
         def build_messages() -> Executable:
-            messages = self.t("messages")
+            messages = self.tables["messages"]
             return messages.delete().where(messages.c.thread_id == sa.bindparam("tid"))
 
         def build_thread() -> Executable:
-            threads = self.t("threads")
+            threads = self.tables["threads"]
             return threads.delete().where(threads.c.id == sa.bindparam("tid"))
 
         def delete(conn: Connection) -> None:
@@ -206,7 +206,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited = query.window.limit is not None
 
         def where() -> list[Any]:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             conditions: list[Any] = []
             if by_resource:
                 conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
@@ -220,7 +220,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return conditions
 
         def build_page() -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             order = tbl.c[query.order_field]
             stmt = (
                 self.select_all("threads")
@@ -235,7 +235,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return stmt
 
         def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*where())
+            return sa.select(sa.func.count()).select_from(self.tables["threads"]).where(*where())
 
         shape = (by_resource, keys, query.order_field, query.descending, limited)
         page = self.prepared(("list_threads", *shape), build_page)
@@ -263,7 +263,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited = query.window.limit is not None
 
         def where() -> list[Any]:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             conditions: list[Any] = [
                 tbl.c.thread_id == sa.bindparam("v0")
                 if n == 1
@@ -283,7 +283,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return conditions
 
         def build_page() -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             if query.descending:
                 ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             else:
@@ -294,7 +294,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return stmt
 
         def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*where())
+            return sa.select(sa.func.count()).select_from(self.tables["messages"]).where(*where())
 
         shape = (n, by_resource, bounds)
         page = self.prepared(("list_messages", *shape, query.descending, limited), build_page)
@@ -318,7 +318,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
         def build() -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
             mid: Any = sa.bindparam("mid")
             # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
@@ -411,7 +411,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 n = len(chunk)
 
                 def build(n: int = n) -> Executable:
-                    tbl = self.t("messages")
+                    tbl = self.tables["messages"]
                     return tbl.delete().where(tbl.c.id.in_(params("v", n)))
 
                 self.prepared(("delete_messages", n), build).execute(conn, numbered("v", chunk))
@@ -446,7 +446,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         set_memory, set_metadata = working_memory is not None, metadata is not None
 
         def build_update() -> Executable:
-            tbl = self.t("resources")
+            tbl = self.tables["resources"]
             columns = {c: c for c in self.db.timestamp_values(RESOURCES, "updatedAt", now)}
             if set_memory:
                 columns["workingMemory"] = "wm"
@@ -461,7 +461,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build_insert() -> Executable:
             columns = self.db.values(RESOURCES, {})
             return (
-                self.t("resources")
+                self.tables["resources"]
                 .insert()
                 .values(self.set_values("resources", {c: c for c in columns}))
             )

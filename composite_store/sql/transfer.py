@@ -44,7 +44,7 @@ async def export_rows(
 ) -> tuple[list[Record], str | None]:
     """One page of table ``base`` after ``cursor``, and the next cursor."""
     spec = table(base)
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
     stmt = sa.select(*dom.db.readable(tbl, spec))
     key = spec.key_columns
     offset = 0
@@ -91,7 +91,7 @@ def _after(tbl: sa.Table, key: Sequence[str], last: Sequence[Any]) -> sa.ColumnE
 async def fetch_rows(dom: SqlDomain, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
     """The rows of ``base`` whose key is in ``keys``."""
     spec = table(base)
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
     key = spec.key_columns
     columns = dom.db.readable(tbl, spec)
     statements = []
@@ -122,7 +122,7 @@ async def import_rows(dom: SqlDomain, base: str, records: Sequence[Record]) -> N
     spec = table(base)
     rows = [dom.db.values(spec, row_of(base, r)) for r in records]
     key = spec.key_columns
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
 
     def write(conn: Connection) -> None:
         if not key:
@@ -136,6 +136,6 @@ async def import_rows(dom: SqlDomain, base: str, records: Sequence[Record]) -> N
 
 async def count_rows(dom: SqlDomain, base: str) -> int:
     """How many rows ``base`` holds."""
-    stmt = sa.select(sa.func.count()).select_from(dom.t(base))
+    stmt = sa.select(sa.func.count()).select_from(dom.tables[base])
     count: int = await dom.db.run(lambda conn: conn.execute(stmt).scalar_one())
     return count
