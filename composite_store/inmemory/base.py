@@ -155,6 +155,4 @@ def paginate(
 ) -> list[T]:
     """Sort and cut one page plus one extra row (for ``has_more``)."""
     ordered = sorted(records, key=key, reverse=descending)
-    if window.limit is None:
-        return ordered[window.offset :]
-    return ordered[window.offset : window.offset + window.limit + 1]
+    return ordered[window.offset : window.stop]

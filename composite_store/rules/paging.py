@@ -30,6 +30,18 @@ class Window:
         """``per_page=0``: no rows and no count."""
         return self.limit == 0
 
+    @property
+    def fetch(self) -> int | None:
+        """Rows to read for this page: one past it, so :func:`build_page` tells ``has_more``
+        from the extra row without a count; None reads all."""
+        return None if self.limit is None else self.limit + 1
+
+    @property
+    def stop(self) -> int | None:
+        """Where the rows to read end (``offset + fetch``), None for all: ``rows[w.offset :
+        w.stop]`` cuts them from a sorted list."""
+        return None if self.limit is None else self.offset + self.limit + 1
+
 
 def window(page: int | None, per_page: PerPage | None, *, default: PerPage) -> Window:
     """Validate ``page``/``per_page`` and return the rows to fetch.

@@ -120,7 +120,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         tbl = self.tables["datasets"]
         stmt = self.select_all("datasets").order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
         if window.limit is not None:
-            stmt = stmt.offset(window.offset).limit(window.limit + 1)
+            stmt = stmt.offset(window.offset).limit(window.fetch)
         count = sa.select(sa.func.count()).select_from(tbl)
 
         return await self.read_page(Dataset, stmt, count)
@@ -202,7 +202,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(items).where(*where)
 
         return await self.read_page(DatasetItem, stmt, count if query.count else None)
@@ -223,7 +223,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         where = versions.c.datasetId == dataset_id
         stmt = self.select_all("dataset_versions").where(where).order_by(versions.c.version.desc())
         if window.limit is not None:
-            stmt = stmt.offset(window.offset).limit(window.limit + 1)
+            stmt = stmt.offset(window.offset).limit(window.fetch)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
         return await self.read_page(DatasetVersion, stmt, count)

@@ -90,7 +90,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Experiment, stmt, count)
@@ -166,7 +166,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(results).where(*where)
 
         return await self.read_page(ExperimentResult, stmt, count)

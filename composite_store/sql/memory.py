@@ -244,7 +244,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
             rows = page.all(conn, values)
@@ -303,7 +303,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update(_range_values(query.date_range))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[Any], int | None]:
             rows = page.rows(conn, values)

@@ -229,7 +229,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Span, stmt, count if query.count else None)
@@ -252,7 +252,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(OtelSpan, stmt, count if query.count else None)

@@ -45,7 +45,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Score, stmt, count if query.count else None)
@@ -73,7 +73,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(EvalRecord, stmt, count if query.count else None)

@@ -105,7 +105,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl)
 
         return await self.read_page(WorkflowDefinition, stmt, count)
@@ -168,7 +168,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
         rows, total = await self.read_page(

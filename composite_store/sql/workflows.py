@@ -72,7 +72,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(WorkflowRun, stmt, count if query.count else None)

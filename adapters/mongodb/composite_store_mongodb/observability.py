@@ -163,7 +163,7 @@ class MongoObservability(MongoDomain, ObservabilityDomain):
         if w.offset:
             page.append({"$skip": w.offset})
         if w.limit is not None:
-            page.append({"$limit": w.limit + 1})
+            page.append({"$limit": w.fetch})
         page.append({"$project": {"_id": 0, "_running": 0, "_errors": 0}})
 
         async def read(_: Session) -> tuple[list[Document], int | None]:

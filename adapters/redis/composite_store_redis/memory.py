@@ -245,7 +245,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
             *self.index_set(index, values),
             reverse=query.descending,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         ids = [unpack(m)[0] for m in page.members]
@@ -265,7 +265,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
         w = query.window
         low, high = score_range(query.date_range)
         single = len(query.thread_ids) == 1
-        wanted = None if w.limit is None else w.offset + w.limit + 1
+        wanted = w.stop
 
         async def one(thread_id: str) -> tuple[list[Message], int | None]:
             if query.resource_id is None:
@@ -278,7 +278,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
                 high=high,
                 reverse=query.descending,
                 offset=w.offset if single else 0,
-                count=(None if w.limit is None else w.limit + 1) if single else wanted,
+                count=w.fetch if single else wanted,
                 total=query.count,
                 records=self.keys.record_prefix("messages", thread_id),
             )
@@ -294,7 +294,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
             key=lambda m: (m.created_at, m.id),
             reverse=query.descending,
         )
-        end = None if w.limit is None else w.offset + w.limit + 1
+        end = w.stop
         total = sum(t or 0 for _, t in parts) if query.count else None
         return merged[w.offset : end], total
 

@@ -384,7 +384,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             high=high,
             reverse=query.descending,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         pairs = [unpack(m) for m in page.members]
@@ -440,7 +440,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             lex=True,
             reverse=True,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         found = await self.conn.read(
