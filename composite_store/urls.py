@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from composite_store.errors import ValidationError
 
-__all__ = ["scheme_of", "split_options"]
+__all__ = ["scheme_of", "split_options", "url_flag"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
 def scheme_of(url: str) -> str:
@@ -35,3 +39,16 @@ def split_options(url: str, keys: Iterable[str]) -> tuple[str, dict[str, str]]:
             kept.append((key, value))
     rebuilt = base + (f"?{urlencode(kept)}" if kept else "")
     return rebuilt + (f"#{fragment}" if hash_ else ""), taken
+
+
+def url_flag(value: Any, *, option: str) -> bool:
+    """Read on/off option ``option``, given as a keyword (a bool) or a URL query parameter
+    (``1``/``true``/``yes``/``on``, ``0``/``false``/``no``/``off`` or empty; any case)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValidationError(f"invalid {option} option {value!r}: use true or false")

@@ -162,7 +162,7 @@ class MongoObservability(MongoDomain, ObservabilityDomain):
         page: list[dict[str, Any]] = [{"$match": match}, *ordering, *errors]
         if w.offset:
             page.append({"$skip": w.offset})
-        if w.limit is not None:
+        if w.fetch is not None:
             page.append({"$limit": w.fetch})
         page.append({"$project": {"_id": 0, "_running": 0, "_errors": 0}})
 

@@ -34,7 +34,7 @@ async def page_of(
         cursor = collection.find(query, NO_ID).sort(list(sort))
         if window.offset:
             cursor = cursor.skip(window.offset)
-        if window.limit is not None:
+        if window.fetch is not None:
             cursor = cursor.limit(window.fetch)
         if not count:
             return await cursor.to_list(), None
