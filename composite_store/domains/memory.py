@@ -541,6 +541,36 @@ class MemoryDomain(Domain):
         compare-and-set."""
 
 
+def thread_after_update(
+    current: Thread,
+    *,
+    title: str | None,
+    metadata: dict[str, Any] | None,
+    updated_at: Any,
+    expected_working_memory: Any,
+) -> Thread:
+    """The thread an ``update_thread`` call leaves behind (the rule every backend applies
+    inside its own atomic read-modify-write).
+
+    The title is replaced when given, metadata shallow-merged, updatedAt set. Raises
+    ``ConflictError`` when ``expected_working_memory`` is set and differs from the stored
+    ``metadata.workingMemory`` (None: nothing stored).
+    """
+    if expected_working_memory is not UNSET:
+        stored_wm = (current.metadata or {}).get("workingMemory")
+        if stored_wm != expected_working_memory:
+            raise ConflictError(
+                f"working memory of thread {current.id!r} changed since it was read"
+            )
+    return current.model_copy(
+        update={
+            "title": title if title is not None else current.title,
+            "metadata": shallow_merge(current.metadata, metadata),
+            "updated_at": updated_at,
+        }
+    )
+
+
 def resource_after_update(
     current: Resource | None,
     resource_id: str,

@@ -16,13 +16,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError
+from composite_store.errors import NotFoundError
 from composite_store.records.memory import (
     Message,
     MessageContent,
@@ -31,7 +31,6 @@ from composite_store.records.memory import (
     message_from_row,
 )
 from composite_store.records.trusted import from_row
-from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import Prepared, in_list, numbered, params
@@ -160,26 +159,23 @@ class SqlMemory(SqlDomain, MemoryDomain):
             current = self._thread_row(conn, thread_id, lock=True)
             if current is None:
                 return None
-            if expected_working_memory is not UNSET:
-                stored_wm = (current.metadata or {}).get("workingMemory")
-                if stored_wm != expected_working_memory:
-                    raise ConflictError(
-                        f"working memory of thread {thread_id!r} changed since it was read"
-                    )
-            merged = shallow_merge(current.metadata, metadata)
-            new_title = title if title is not None else current.title
+            updated = thread_after_update(
+                current,
+                title=title,
+                metadata=metadata,
+                updated_at=updated_at,
+                expected_working_memory=expected_working_memory,
+            )
             self.prepared("update_thread", build).execute(
                 conn,
                 {
                     "tid": thread_id,
-                    "title": new_title,
-                    "metadata": merged,
+                    "title": updated.title,
+                    "metadata": updated.metadata,
                     **self.db.timestamp_values(THREADS, "updatedAt", updated_at),
                 },
             )
-            return current.model_copy(
-                update={"title": new_title, "metadata": merged, "updated_at": updated_at}
-            )
+            return updated
 
         return await self.db.run(update, write=True)
 

@@ -20,17 +20,16 @@ from typing import Any, ClassVar
 
 from composite_store.domains.base import Capabilities
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError, UnsupportedOperationError
+from composite_store.errors import NotFoundError, UnsupportedOperationError
 from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.records.trusted import RowReader, row_reader
-from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
@@ -164,18 +163,12 @@ class RedisMemory(RedisDomain, MemoryDomain):
             if not raw:
                 return (None,)
             current = _thread(raw)
-            if expected_working_memory is not UNSET:
-                stored_wm = (current.metadata or {}).get("workingMemory")
-                if stored_wm != expected_working_memory:
-                    raise ConflictError(
-                        f"working memory of thread {thread_id!r} changed since it was read"
-                    )
-            updated = current.model_copy(
-                update={
-                    "title": title if title is not None else current.title,
-                    "metadata": shallow_merge(current.metadata, metadata),
-                    "updated_at": updated_at,
-                }
+            updated = thread_after_update(
+                current,
+                title=title,
+                metadata=metadata,
+                updated_at=updated_at,
+                expected_working_memory=expected_working_memory,
             )
             batch = self.batch()
             for name in ("resourceId", "metadata", "title", "createdAt"):
