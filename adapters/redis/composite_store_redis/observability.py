@@ -30,6 +30,7 @@ from composite_store.domains.observability import (
     SpanChange,
     TraceQuery,
 )
+from composite_store.domains.observability_filters import TEXT_FILTER_COLUMNS
 from composite_store.errors import NotFoundError, UnsupportedOperationError
 from composite_store.records.base import Record
 from composite_store.records.observability import OtelSpan, Span
@@ -58,11 +59,8 @@ ALL_SPANS = sorted_index("ai_spans", [], "startedAt", ["traceId", "spanId"])
 TRACE_INDEXES = (BY_TRACE, ROOTS, ERRORS, ALL_SPANS)
 TRACE_REV = "trace_rev"
 
-_TEXT_FACETS = (
-    *("spanType", "entityType", "entityId", "entityName", "userId", "organizationId"),
-    *("resourceId", "runId", "sessionId", "threadId", "requestId", "environment"),
-    *("serviceName", "source", "traceId"),
-)
+#: Every text filter of list_traces, traceId last (the order of the catalog's index list).
+_TEXT_FACETS = (*(c for c in TEXT_FILTER_COLUMNS if c != "traceId"), "traceId")
 #: Filter facets served together, beyond one facet alone.
 _PAIRS = (("entityType", "entityId"), ("entityType", "entityName"))
 _FACET_SETS: tuple[tuple[str, ...], ...] = (
