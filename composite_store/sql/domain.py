@@ -16,7 +16,7 @@ from composite_store.records.base import Record
 from composite_store.records.trusted import from_row
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.schema.physical import PhysicalTable
-from composite_store.sql import fixes, transfer, versions
+from composite_store.sql import fixes, schema_versions, transfer
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.introspect import describe_physical
@@ -201,7 +201,7 @@ class SqlDomain(Transferable, Versioned, Inspectable):
         self._check()
         return await describe_physical(self.db, self.specs)
 
-    # -- export and import, schema versions (sql.transfer, sql.versions) -----------------------
+    # -- export and import, schema versions (sql.transfer, sql.schema_versions) ---------------
 
     async def _export(
         self, table: str, cursor: str | None, limit: int
@@ -223,15 +223,15 @@ class SqlDomain(Transferable, Versioned, Inspectable):
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await versions.read_version(self.db, self.domain)
+        return await schema_versions.read_version(self.db, self.domain)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await versions.write_version(self.db, self.domain, version)
+        await schema_versions.write_version(self.db, self.domain, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await versions.migration_plan(self.db, step)
+        return await schema_versions.migration_plan(self.db, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited

@@ -15,7 +15,7 @@ from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.schema.physical import PhysicalTable
-from composite_store_mongodb import catalog, transfer, versions
+from composite_store_mongodb import catalog, schema_versions, transfer
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.documents import NO_ID
 
@@ -137,7 +137,7 @@ class MongoDomain(Transferable, Versioned, Inspectable):
         collection = self.conn.collection(spec)
         return await self.conn.run(lambda _: collection.find_one(dict(key), NO_ID))
 
-    # -- export and import (transfer), schema versions and migrations (versions)--------------------
+    # -- export and import (transfer), schema versions and migrations (schema_versions) ---
 
     async def _export(
         self, table: str, cursor: str | None, limit: int
@@ -159,16 +159,16 @@ class MongoDomain(Transferable, Versioned, Inspectable):
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await versions.read_version(self.conn, self.domain)
+        return await schema_versions.read_version(self.conn, self.domain)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await versions.write_version(self.conn, self.domain, version)
+        await schema_versions.write_version(self.conn, self.domain, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await versions.migration_plan(self.conn, step)
+        return await schema_versions.migration_plan(self.conn, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited
-        return versions.fix_statement(self.conn, difference)
+        return schema_versions.fix_statement(self.conn, difference)

@@ -3,7 +3,8 @@
 Export pages by the server's ``_id`` (``{_id: {$gt: last}}`` sorted by ``_id``, always
 indexed), which also covers Mastra's keyless ``evals``. Import replaces each document by its
 documented key (upsert), or inserts where the table has no key; documents hold every
-documented field, as the domains write them. Schema versions and index migrations: ``versions``.
+documented field, as the domains write them. Schema versions and index migrations:
+``schema_versions``.
 """
 
 from __future__ import annotations

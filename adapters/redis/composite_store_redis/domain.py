@@ -19,7 +19,7 @@ from composite_store.errors import ConflictError, SchemaMismatchError, Validatio
 from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
 from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
-from composite_store_redis import transfer, versions
+from composite_store_redis import schema_versions, transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
 from composite_store_redis.connection import RedisConnection
@@ -156,23 +156,23 @@ class RedisDomain(Transferable, Versioned, Inspectable):
         if self._owns_conn:
             await self.conn.close()
 
-    # -- export, schema versions, migrations (see composite_store_redis.transfer) -------------
+    # -- export (transfer), schema versions and migrations (schema_versions) ------------------
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await versions.read_version(self)
+        return await schema_versions.read_version(self)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await versions.write_version(self, version)
+        await schema_versions.write_version(self, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await versions.migration_plan(self, step)
+        return await schema_versions.migration_plan(self, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited
-        return versions.fix_statement(self, difference)
+        return schema_versions.fix_statement(self, difference)
 
     async def _export_from(
         self,

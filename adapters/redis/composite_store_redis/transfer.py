@@ -4,7 +4,7 @@ Export walks a table's whole-table sorted set (``<table>:<name>:{*}``) by rank, 
 ``ZRANGE``, and reads the records with one pipelined ``HGETALL`` per page: no key-space scan.
 Every listed table has such a set: threads and OpenTelemetry spans always had one; resources,
 scores and AI spans got theirs in schema version 1. A store an older release wrote lacks those
-entries until ``composite-store migrate`` backfills them (``versions``).
+entries until ``composite-store migrate`` backfills them (``schema_versions``).
 """
 
 from __future__ import annotations
