@@ -9,21 +9,20 @@ that scans the key space (``SCAN`` over the table's record keys), once.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from composite_store.schema import table
 from composite_store.schema.drift import Difference, Kind
 from composite_store.schema.migrations import CreateIndex, Statement, Step
+from composite_store_redis.batch import Batch
 from composite_store_redis.codec import decode_record
-from composite_store_redis.keys import SortedIndex
-from composite_store_redis.transfer import read_hashes
-
-if TYPE_CHECKING:
-    from composite_store_redis.domain import RedisDomain
+from composite_store_redis.keys import Keys, SortedIndex
+from composite_store_redis.transfer import Listings, read_hashes
 
 __all__ = [
     "VERSION_FIELD",
+    "Catalogued",
     "backfill",
     "fix_statement",
     "migration_plan",
@@ -37,7 +36,32 @@ VERSION_FIELD = "schema_version"
 _SCAN_BATCH = 500
 
 
-async def read_version(dom: RedisDomain) -> int | None:
+class Catalogued(Listings, Protocol):
+    """What schema versions and backfills need of a Redis domain (``RedisDomain`` has it)."""
+
+    @property
+    def keys(self) -> Keys: ...
+
+    @property
+    def tables(self) -> tuple[str, ...]: ...
+
+    @property
+    def indexes(self) -> tuple[SortedIndex, ...]: ...
+
+    def batch(self) -> Batch: ...
+
+    def reindex(
+        self,
+        batch: Batch,
+        indexes: Sequence[SortedIndex],
+        old: Mapping[str, Any] | None,
+        new: Mapping[str, Any] | None,
+    ) -> None: ...
+
+    def _layout(self, name: str) -> dict[str, str]: ...
+
+
+async def read_version(dom: Catalogued) -> int | None:
     """The version in the catalogs of the domain's tables; None unless all of them hold one."""
     found = await dom.conn.read([["HGET", dom.keys.catalog(t), VERSION_FIELD] for t in dom.tables])
     if any(v is None for v in found):
@@ -45,7 +69,7 @@ async def read_version(dom: RedisDomain) -> int | None:
     return min(int(v) for v in found)
 
 
-async def write_version(dom: RedisDomain, version: int) -> None:
+async def write_version(dom: Catalogued, version: int) -> None:
     await dom.conn.read(
         [["HSET", dom.keys.catalog(t), VERSION_FIELD, str(version)] for t in dom.tables]
     )
@@ -54,7 +78,7 @@ async def write_version(dom: RedisDomain, version: int) -> None:
 # -- migrations ----------------------------------------------------------------------------------
 
 
-async def _missing(dom: RedisDomain, step: Step) -> list[SortedIndex]:
+async def _missing(dom: Catalogued, step: Step) -> list[SortedIndex]:
     """The indexes ``step`` asks for that the table's stored catalog does not list."""
     if step.table not in dom.tables:
         return []
@@ -68,7 +92,7 @@ async def _missing(dom: RedisDomain, step: Step) -> list[SortedIndex]:
     return [i for i in wanted if f"{dom.keys.table(i.table)}_{i.name}" not in listed]
 
 
-async def migration_plan(dom: RedisDomain, step: Step) -> list[Statement]:
+async def migration_plan(dom: Catalogued, step: Step) -> list[Statement]:
     """The backfill ``step`` needs: the sets the catalog lacks, built from the records."""
     missing = await _missing(dom, step)
     if not missing:
@@ -85,7 +109,7 @@ async def migration_plan(dom: RedisDomain, step: Step) -> list[Statement]:
     return [Statement(text, run, transactional=False, export_incomplete=True)]
 
 
-async def backfill(dom: RedisDomain, base: str, indexes: Sequence[SortedIndex]) -> int:
+async def backfill(dom: Catalogued, base: str, indexes: Sequence[SortedIndex]) -> int:
     """Add every stored record of ``base`` to ``indexes``, then record the full layout in the
     table's catalog; returns how many records were indexed."""
     derived = [i.name for i in indexes if any(c.startswith("_") for c in (*i.columns, *i.member))]
@@ -125,7 +149,7 @@ def _flat(mapping: dict[str, Any]) -> list[str]:
     return [str(x) for pair in mapping.items() for x in pair]
 
 
-def fix_statement(dom: RedisDomain, difference: Difference) -> str:
+def fix_statement(dom: Catalogued, difference: Difference) -> str:
     """What removes ``difference`` from a Redis key space."""
     if difference.kind in (Kind.MISSING_INDEX, Kind.INDEX_SHAPE):
         return (

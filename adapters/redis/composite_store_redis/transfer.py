@@ -10,20 +10,28 @@ entries until ``composite-store migrate`` backfills them (``schema_versions``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from composite_store.errors import ValidationError
+from composite_store_redis.connection import RedisConnection
 from composite_store_redis.keys import SortedIndex
 
-if TYPE_CHECKING:
-    from composite_store_redis.domain import RedisDomain
-
 __all__ = [
+    "Listings",
     "count_index",
     "export_index",
     "offset_of",
     "read_hashes",
 ]
+
+
+class Listings(Protocol):
+    """What the whole-table reads need of a Redis domain (``RedisDomain`` has it)."""
+
+    @property
+    def conn(self) -> RedisConnection: ...
+
+    def index_set(self, index: SortedIndex, values: Sequence[str]) -> tuple[str, str | None]: ...
 
 
 def offset_of(cursor: str | None, what: str) -> int:
@@ -40,7 +48,7 @@ def offset_of(cursor: str | None, what: str) -> int:
 
 
 async def export_index(
-    dom: RedisDomain,
+    dom: Listings,
     index: SortedIndex,
     cursor: str | None,
     limit: int,
@@ -59,12 +67,12 @@ async def export_index(
     return [f for f in found if f], following
 
 
-async def read_hashes(dom: RedisDomain, keys: Sequence[str]) -> list[dict[str, str]]:
+async def read_hashes(dom: Listings, keys: Sequence[str]) -> list[dict[str, str]]:
     """``HGETALL`` of each key, pipelined (an empty dict for a missing key)."""
     return await dom.conn.read([["HGETALL", k] for k in keys])
 
 
-async def count_index(dom: RedisDomain, index: SortedIndex, values: Sequence[str] = ()) -> int:
+async def count_index(dom: Listings, index: SortedIndex, values: Sequence[str] = ()) -> int:
     """How many members one set of ``index`` holds (expired entries purged first)."""
     page = await dom.conn.page(*dom.index_set(index, values), lex=index.lex, count=0, total=True)
     return page.total or 0
