@@ -543,7 +543,6 @@ class MemoryDomain(Domain):
 
 def thread_after_update(
     current: Thread,
-    *,
     title: str | None,
     metadata: dict[str, Any] | None,
     updated_at: Any,

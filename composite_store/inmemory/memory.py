@@ -71,11 +71,7 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         if current is None:
             return None
         updated = thread_after_update(
-            current,
-            title=title,
-            metadata=metadata,
-            updated_at=updated_at,
-            expected_working_memory=expected_working_memory,
+            current, title, metadata, updated_at, expected_working_memory
         ).model_copy(deep=True)
         self._threads[thread_id] = updated
         return updated.model_copy(deep=True)

@@ -160,11 +160,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             if current is None:
                 return None
             updated = thread_after_update(
-                current,
-                title=title,
-                metadata=metadata,
-                updated_at=updated_at,
-                expected_working_memory=expected_working_memory,
+                current, title, metadata, updated_at, expected_working_memory
             )
             self.prepared("update_thread", build).execute(
                 conn,

@@ -164,11 +164,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
                 return (None,)
             current = _thread(raw)
             updated = thread_after_update(
-                current,
-                title=title,
-                metadata=metadata,
-                updated_at=updated_at,
-                expected_working_memory=expected_working_memory,
+                current, title, metadata, updated_at, expected_working_memory
             )
             batch = self.batch()
             for name in ("resourceId", "metadata", "title", "createdAt"):

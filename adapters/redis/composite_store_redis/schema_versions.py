@@ -34,6 +34,8 @@ __all__ = [
 VERSION_FIELD = "schema_version"
 #: Keys per SCAN reply and per pipelined read of a backfill.
 _SCAN_BATCH = 500
+#: A stored record, by stored names.
+Row = Mapping[str, Any]
 
 
 class Catalogued(Listings, Protocol):
@@ -51,11 +53,7 @@ class Catalogued(Listings, Protocol):
     def batch(self) -> Batch: ...
 
     def reindex(
-        self,
-        batch: Batch,
-        indexes: Sequence[SortedIndex],
-        old: Mapping[str, Any] | None,
-        new: Mapping[str, Any] | None,
+        self, batch: Batch, indexes: Sequence[SortedIndex], old: Row | None, new: Row | None
     ) -> None: ...
 
     def _layout(self, name: str) -> dict[str, str]: ...
