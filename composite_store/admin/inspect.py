@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from composite_store.domains.base import Domain
 from composite_store.domains.hooks import (
     Inspectable,
+    Migratable,
     Transferable,
-    Versioned,
     recorded_version,
     require,
 )
@@ -78,10 +78,10 @@ async def inspect_store(store: Store) -> list[DomainReport]:
 
 async def _inspect(dom: Domain, report: DomainReport) -> None:
     """Fill ``report``: drift needs an ``Inspectable`` domain (else the report carries the
-    error); the version needs a ``Versioned`` one and row counts a ``Transferable`` one (else
+    error); the version needs a ``Migratable`` one and row counts a ``Transferable`` one (else
     they stay None)."""
     await dom.attach()
-    if isinstance(dom, Versioned):
+    if isinstance(dom, Migratable):
         report.version_recorded = await dom.schema_version() is not None
     report.schema_version = await recorded_version(dom)
     specs = tables_for(dom.domain)
@@ -92,7 +92,7 @@ async def _inspect(dom: Domain, report: DomainReport) -> None:
                 difference.kind.value,
                 difference.spec.base_name,
                 difference.message,
-                dom.fix_statement(difference) if isinstance(dom, Versioned) else None,
+                dom.fix_statement(difference) if isinstance(dom, Migratable) else None,
             )
         )
     existing = {t.table for t in physical}

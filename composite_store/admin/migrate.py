@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from composite_store.domains.hooks import Versioned, outstanding, recorded_version
+from composite_store.domains.hooks import Migratable, outstanding, recorded_version
 from composite_store.errors import redact
 from composite_store.schema.migrations import Migration, Statement, current_version, pending
 from composite_store.store import Store
@@ -68,7 +68,7 @@ async def apply_plan(
         if not plan.due:
             continue
         dom = store.get(plan.domain)
-        assert isinstance(dom, Versioned), "a due plan comes from a Versioned domain"
+        assert isinstance(dom, Migratable), "a due plan comes from a Migratable domain"
         for migration, statements in plan.steps:
             for statement in statements:
                 if on_statement is not None:

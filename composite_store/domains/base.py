@@ -147,7 +147,7 @@ class Domain(ABC):
 
     async def _settle(self) -> None:  # noqa: B027 - optional hook
         """Check or record the schema version once the tables exist; never alters a current
-        database (``Versioned`` does, through ``composite_store.domains.hooks.settle``)."""
+        database (``Migratable`` does, through ``composite_store.domains.hooks.settle``)."""
 
     # -- helpers ---------------------------------------------------------------------------------
 

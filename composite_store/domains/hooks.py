@@ -5,7 +5,7 @@ into its domain base, what the tools over the contract need from it:
 
 - :class:`Transferable`: every record of a table, page by page, and writes that keep every stored
   value (``composite_store.admin.copy``);
-- :class:`Versioned`: a recorded schema version, migration steps rendered into statements and
+- :class:`Migratable`: a recorded schema version, migration steps rendered into statements and
   the fix of a drift (``composite_store.admin.migrate``, ``init()``'s version check);
 - :class:`Inspectable`: the physical tables as the backend's catalog describes them, and rows
   read raw (``composite_store.admin.inspect``, the conformance suite's schema half).
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ExportPage",
     "Inspectable",
+    "Migratable",
     "Transferable",
-    "Versioned",
     "outstanding",
     "recorded_version",
     "require",
@@ -191,7 +191,7 @@ class Transferable(Domain):
         """Return the number of records ``table`` holds."""
 
 
-class Versioned(Domain):
+class Migratable(Domain):
     """A domain whose database records its schema version (``composite_store.schema.migrations``)
     and that renders migration steps and drift fixes into its backend's statements.
 
@@ -247,14 +247,14 @@ class Inspectable(Domain):
         """
 
 
-# -- schema versions (the procedures over ``Versioned`` domains) ---------------------------------
+# -- schema versions (the procedures over ``Migratable`` domains) ------------------------------
 
 
 async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statement]:
     """The statements ``migrations`` still need on ``dom``'s database (empty: nothing to do, or
-    ``dom`` is not ``Versioned``)."""
+    ``dom`` is not ``Migratable``)."""
     found: list[Statement] = []
-    if not isinstance(dom, Versioned):
+    if not isinstance(dom, Migratable):
         return found
     for migration in migrations:
         for step in migration.steps:
@@ -266,8 +266,8 @@ async def recorded_version(dom: Domain) -> int | None:
     """The version ``dom``'s database is at: the recorded one, else (nothing recorded) the
     current version when no migration has anything left to do here (tables this release
     created), else 0 (an older release's or Mastra's tables). None where the domain keeps no
-    version (it is not ``Versioned``). Reads only."""
-    if not isinstance(dom, Versioned):
+    version (it is not ``Migratable``). Reads only."""
+    if not isinstance(dom, Migratable):
         return None
     recorded = await dom._read_schema_version()
     if recorded is not None:
@@ -277,7 +277,7 @@ async def recorded_version(dom: Domain) -> int | None:
     return current_version(dom.domain)
 
 
-async def settle(dom: Versioned) -> None:
+async def settle(dom: Migratable) -> None:
     """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
 
     A version found by :func:`recorded_version` but not recorded yet is recorded. A recorded

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from composite_store.domains.base import Capabilities
-from composite_store.domains.hooks import Inspectable, Transferable, Versioned
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.inmemory.physical import Layout, describe_layout
 from composite_store.records.base import Record
@@ -33,7 +33,7 @@ class InMemoryData:
         return self.tables.setdefault(name, {})
 
 
-class InMemoryDomain(Transferable, Versioned, Inspectable):
+class InMemoryDomain(Transferable, Migratable, Inspectable):
     """Base of the in-memory domains: the semantics oracle the conformance suite trusts.
 
     Every method body runs without awaiting between its reads and writes, so on one event loop

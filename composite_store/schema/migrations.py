@@ -4,7 +4,7 @@ Each domain's database records the schema version it is at (a ``<prefix>composit
 table or collection on SQL and MongoDB, the tables' catalog hashes on Redis). Version 0 is the
 schema before this registry existed: the previous release's tables, or tables Mastra created.
 A :class:`Migration` lifts one domain by one version through backend-neutral steps; each
-backend renders a step into its own statements (``Versioned._migration_plan`` in
+backend renders a step into its own statements (``Migratable._migration_plan`` in
 ``composite_store.domains.hooks``): SQL through the dialect, MongoDB as ``createIndex``
 commands, Redis as index backfills. A step a backend has nothing to do for renders to no
 statement.

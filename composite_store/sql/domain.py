@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.domains.hooks import Inspectable, Transferable, Versioned
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.records.trusted import from_row
@@ -43,7 +43,7 @@ def _batch_names(columns: tuple[str, ...], n: int) -> tuple[tuple[tuple[str, str
     return tuple(tuple((c, f"{c}__{i}") for c in columns) for i in range(n))
 
 
-class SqlDomain(Transferable, Versioned, Inspectable):
+class SqlDomain(Transferable, Migratable, Inspectable):
     """Base of the relational domains: owns or shares a ``SqlDatabase``.
 
     Construct it standalone (``url=`` or ``engine=``) or with the ``database=`` its store shares.

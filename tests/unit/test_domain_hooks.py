@@ -14,8 +14,8 @@ from composite_store.admin.migrate import plan_migrations
 from composite_store.domains.base import Domain
 from composite_store.domains.hooks import (
     Inspectable,
+    Migratable,
     Transferable,
-    Versioned,
     outstanding,
     recorded_version,
     require,
@@ -42,7 +42,7 @@ def _bare_store() -> Store:
 
 def test_a_bare_domain_has_no_hook() -> None:
     bare = _Bare()
-    assert not isinstance(bare, (Transferable, Versioned, Inspectable))
+    assert not isinstance(bare, (Transferable, Migratable, Inspectable))
     assert not hasattr(bare, "export_records") and not hasattr(bare, "describe_physical")
     with pytest.raises(UnsupportedOperationError, match=r"_Bare \(bare\) cannot export .*"
                        r"composite_store.domains.hooks.Transferable"):
@@ -52,7 +52,7 @@ def test_a_bare_domain_has_no_hook() -> None:
 def test_the_backends_opt_into_every_hook() -> None:
     store = open_store("memory://")
     for dom in store.domains.values():
-        assert all(isinstance(dom, hook) for hook in (Transferable, Versioned, Inspectable)), dom
+        assert all(isinstance(dom, hook) for hook in (Transferable, Migratable, Inspectable)), dom
 
 
 def test_tools_report_what_a_bare_domain_cannot_do() -> None:

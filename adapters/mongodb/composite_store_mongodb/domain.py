@@ -10,7 +10,7 @@ from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
 from composite_store.domains.base import Capabilities
-from composite_store.domains.hooks import Inspectable, Transferable, Versioned
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["MongoDomain"]
 
 
-class MongoDomain(Transferable, Versioned, Inspectable):
+class MongoDomain(Transferable, Migratable, Inspectable):
     """Base of the MongoDB domains: owns or shares a ``MongoConnection``.
 
     Construct it standalone (``url=``, or ``client=`` with ``database=``) or with the

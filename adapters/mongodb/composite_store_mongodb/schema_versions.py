@@ -1,4 +1,4 @@
-"""Schema versions, index migrations and drift fixes on MongoDB (``Versioned``).
+"""Schema versions, index migrations and drift fixes on MongoDB (``Migratable``).
 
 A domain's schema version is a document of the ``<prefix>composite_schema`` collection
 (``_id`` = domain). A migration step on a collection creates the indexes of this release

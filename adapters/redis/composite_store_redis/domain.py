@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from composite_store.domains.base import Capabilities
-from composite_store.domains.hooks import Inspectable, Transferable, Versioned
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ConflictError, SchemaMismatchError, ValidationError
 from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
@@ -37,7 +37,7 @@ T = TypeVar("T")
 _ATTEMPTS = 200
 
 
-class RedisDomain(Transferable, Versioned, Inspectable):
+class RedisDomain(Transferable, Migratable, Inspectable):
     """Base of the Redis domains: owns or shares a ``RedisConnection``.
 
     Construct it standalone (``url=`` or ``client=``, plus ``prefix=``/``ttl=``) or with the

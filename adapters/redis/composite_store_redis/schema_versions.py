@@ -1,4 +1,4 @@
-"""Schema versions, index backfills and drift fixes on Redis (``Versioned``).
+"""Schema versions, index backfills and drift fixes on Redis (``Migratable``).
 
 A domain's schema version is a field of its tables' catalog hashes (``<table>:catalog``,
 field ``schema_version``), next to the layout ``init()`` records. A migration step builds the

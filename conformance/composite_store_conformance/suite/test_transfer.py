@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from composite_store import Message, Store, Thread, ValidationError
-from composite_store.domains.hooks import Transferable, Versioned
+from composite_store.domains.hooks import Migratable, Transferable
 from composite_store.records.tables import key_of
 from composite_store.schema.migrations import current_version
 from composite_store_conformance.base import Suite
@@ -131,6 +131,6 @@ class TransferSuite(Suite):
         for name in self.domains:
             dom = store.get(name)
             assert dom is not None
-            if not isinstance(dom, Versioned):
+            if not isinstance(dom, Migratable):
                 pytest.skip(f"{store.backend}: the {name} domain keeps no schema version")
             assert await dom.schema_version() == current_version(name), name
