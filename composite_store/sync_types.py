@@ -13,9 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from composite_store.domains.base import ExportPage
 from composite_store.domains.observability_filters import OtelSpanFilter, TraceFilter
-from composite_store.records.base import Record
 from composite_store.records.datasets import Dataset, DatasetItem, DatasetItemInput, DatasetVersion
 from composite_store.records.experiments import Experiment, ExperimentResult, ExperimentStatus, ResultStatus, ReviewSummary
 from composite_store.records.memory import CloneResult, Message, MessageUpdate, Resource, Thread
@@ -23,8 +21,6 @@ from composite_store.records.observability import OtelSpan, Span, SpanUpdate, Tr
 from composite_store.records.scores import EvalRecord, EvalType, Score, ScoreSource
 from composite_store.records.workflow_definitions import WorkflowDefinition, WorkflowDefinitionVersion
 from composite_store.records.workflows import WorkflowRun
-from composite_store.schema.drift import Difference
-from composite_store.schema.physical import PhysicalTable
 from composite_store.types import DateRange, Include, OrderBy, Page, Pagination, PerPage
 
 __all__ = ["SyncMemory", "SyncWorkflows", "SyncWorkflowDefinitions", "SyncScores", "SyncObservability", "SyncDatasets", "SyncExperiments"]
@@ -105,38 +101,6 @@ class SyncMemory(Protocol):
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
 
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
-        ...
-
 
 class SyncWorkflows(Protocol):
     """Blocking view of :class:`composite_store.domains.workflows.WorkflowsDomain`."""
@@ -183,38 +147,6 @@ class SyncWorkflows(Protocol):
 
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
-        ...
-
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
         ...
 
 
@@ -277,38 +209,6 @@ class SyncWorkflowDefinitions(Protocol):
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
 
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
-        ...
-
 
 class SyncScores(Protocol):
     """Blocking view of :class:`composite_store.domains.scores.ScoresDomain`."""
@@ -359,38 +259,6 @@ class SyncScores(Protocol):
 
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
-        ...
-
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
         ...
 
 
@@ -459,38 +327,6 @@ class SyncObservability(Protocol):
 
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
-        ...
-
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
         ...
 
 
@@ -573,38 +409,6 @@ class SyncDatasets(Protocol):
         """A one-line description of the backend serving this domain, credentials redacted."""
         ...
 
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
-        ...
-
 
 class SyncExperiments(Protocol):
     """Blocking view of :class:`composite_store.domains.experiments.ExperimentsDomain`."""
@@ -667,36 +471,4 @@ class SyncExperiments(Protocol):
 
     def describe(self) -> str:
         """A one-line description of the backend serving this domain, credentials redacted."""
-        ...
-
-    def describe_physical(self) -> list[PhysicalTable]:
-        """Describe the tables/collections of this domain as they physically exist."""
-        ...
-
-    def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Read one stored row of documented table ``table`` (base name) by its key, raw."""
-        ...
-
-    def export_records(self, *, table: str, cursor: str | None=..., limit: int=...) -> ExportPage:
-        """Return one page of every record of documented table ``table`` (a base name of this"""
-        ...
-
-    def fetch_records(self, *, table: str, keys: Sequence[Sequence[Any]]) -> list[Record]:
-        """Return the stored records of ``table`` whose keys are among ``keys``, in any order;"""
-        ...
-
-    def import_records(self, *, table: str, records: Sequence[Record]) -> None:
-        """Write records exactly as given: upsert by key, keeping every stored value."""
-        ...
-
-    def count_records(self, *, table: str) -> int:
-        """Return how many records documented table ``table`` of this domain holds."""
-        ...
-
-    def schema_version(self) -> int | None:
-        """Return the schema version recorded for this domain in its database, or None when"""
-        ...
-
-    def fix_statement(self, difference: Difference) -> str | None:
-        """The statement (or command) that removes ``difference`` (``composite_store.schema.drift``)"""
         ...

@@ -10,7 +10,10 @@ from urllib.parse import parse_qsl, urlencode
 
 from composite_store.errors import ConfigurationError, ValidationError
 
-__all__ = ["check_options", "scheme_of", "split_options"]
+__all__ = ["check_options", "scheme_of", "split_options", "url_flag"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
 def scheme_of(url: str) -> str:
@@ -57,3 +60,14 @@ def check_options(
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(f"{where} takes no option {name!r}{hint}")
+def url_flag(value: Any, *, option: str) -> bool:
+    """Read on/off option ``option``, given as a keyword (a bool) or a URL query parameter
+    (``1``/``true``/``yes``/``on``, ``0``/``false``/``no``/``off`` or empty; any case)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValidationError(f"invalid {option} option {value!r}: use true or false")

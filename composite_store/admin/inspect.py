@@ -14,10 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from composite_store.domains.base import Domain
+from composite_store.domains.hooks import (
+    Inspectable,
+    Migratable,
+    Transferable,
+    recorded_version,
+    require,
+)
 from composite_store.errors import CompositeStoreError, redact
 from composite_store.schema import tables_for
 from composite_store.schema.drift import compare
-from composite_store.schema.migrations import current_version, recorded_version
+from composite_store.schema.migrations import current_version
 from composite_store.store import Store
 
 __all__ = ["DomainReport", "Finding", "inspect_store"]
@@ -101,13 +108,17 @@ async def inspect_store(
 
 
 async def _inspect(dom: Domain, report: DomainReport) -> None:
+    """Fill ``report``: drift needs an ``Inspectable`` domain (else the report carries the
+    error); the version needs a ``Migratable`` one and row counts a ``Transferable`` one (else
+    they stay None). A database holding none of the domain's tables is not initialized, which
+    is not drift."""
     specs = tables_for(dom.domain)
-    physical = await dom.describe_physical()
+    physical = await require(dom, Inspectable, "describe its schema").describe_physical()
     if not physical:
-        # No table of the domain at all: a database nobody initialized yet, not drift.
         report.initialized = False
         return
-    report.version_recorded = await dom.schema_version() is not None
+    if isinstance(dom, Migratable):
+        report.version_recorded = await dom.schema_version() is not None
     report.schema_version = await recorded_version(dom)
     for difference in compare(specs, physical):
         report.drift.append(
@@ -115,11 +126,13 @@ async def _inspect(dom: Domain, report: DomainReport) -> None:
                 difference.kind.value,
                 difference.spec.base_name,
                 difference.message,
-                dom.fix_statement(difference),
+                dom.fix_statement(difference) if isinstance(dom, Migratable) else None,
             )
         )
     existing = {t.table for t in physical}
     for spec in specs:
         report.rows[spec.base_name] = (
-            await dom.count_records(table=spec.base_name) if spec.base_name in existing else None
+            await dom.count_records(table=spec.base_name)
+            if isinstance(dom, Transferable) and spec.base_name in existing
+            else None
         )

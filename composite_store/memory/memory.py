@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, overload
 
 from pydantic import ValidationError as PydanticValidationError
 
+from composite_store.domains.args import require_id
 from composite_store.domains.memory import MemoryDomain
 from composite_store.errors import (
     ConflictError,
@@ -168,9 +169,9 @@ class Memory:
         """
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
-        _require_id(resource_id, "resource_id")
+        require_id(resource_id, "resource_id")
         meta = dict(metadata or {})
-        existing = await self.domain.get_thread_by_id(thread_id=_require_id(thread_id, "thread_id"))
+        existing = await self.domain.get_thread_by_id(thread_id=require_id(thread_id, "thread_id"))
         if existing is not None and existing.resource_id != resource_id:
             raise ConflictError(
                 f"thread {thread_id!r} already exists and belongs to another resource than "
@@ -222,7 +223,7 @@ class Memory:
         """
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
-        thread_id = _require_id(thread_id, "thread_id")
+        thread_id = require_id(thread_id, "thread_id")
         existing = await self.domain.get_thread_by_id(thread_id=thread_id)
         if existing is None:
             raise NotFoundError(f"thread {thread_id!r} not found")
@@ -521,9 +522,9 @@ class Memory:
             )
 
     def _target(self, thread_id: str, resource_id: str | None) -> _Target:
-        _require_id(thread_id, "thread_id")
+        require_id(thread_id, "thread_id")
         if resource_id is not None:
-            _require_id(resource_id, "resource_id")
+            require_id(resource_id, "resource_id")
         elif self.config.scope == "resource":
             raise ValidationError(
                 "working memory is resource-scoped but no resource_id was given: pass "
@@ -682,12 +683,6 @@ def _without_nulls(value: Any) -> Any:
     """
     if isinstance(value, dict):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    return value
-
-
-def _require_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
     return value
 
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from composite_store.records.base import Record, Timestamp, stored, when
+from composite_store.records.base import Record, Timestamp, not_blank, stored, when
 from composite_store.records.json import compact_json
 
 __all__ = [
@@ -43,12 +43,6 @@ def trace_status(error: Any, ended_at: datetime | None) -> TraceStatus:
 def to_unix_nanos(value: datetime) -> int:
     """``value`` as integer nanoseconds since the Unix epoch (exact, no float rounding)."""
     return (value - _EPOCH) // timedelta(microseconds=1) * 1000
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
 
 
 class Span(Record):
@@ -100,7 +94,7 @@ class Span(Record):
     @field_validator("trace_id", "span_id", "span_type")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @property
     def is_root(self) -> bool:
@@ -224,7 +218,7 @@ class OtelSpan(Record):
     @field_validator("id", "trace_id")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @field_validator("kind", "start_time", "end_time", mode="before")
     @classmethod

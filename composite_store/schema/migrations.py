@@ -1,33 +1,29 @@
-"""The schema migrations of every domain, as data, and the version check ``init()`` runs.
+"""The schema migrations of every domain, as data.
 
 Each domain's database records the schema version it is at (a ``<prefix>composite_schema``
 table or collection on SQL and MongoDB, the tables' catalog hashes on Redis). Version 0 is the
 schema before this registry existed: the previous release's tables, or tables Mastra created.
 A :class:`Migration` lifts one domain by one version through backend-neutral steps; each
-backend renders a step into its own statements (``Domain._migration_plan``): SQL through the
-dialect, MongoDB as ``createIndex`` commands, Redis as index backfills. A step a backend has
-nothing to do for renders to no statement.
+backend renders a step into its own statements (``Migratable._migration_plan`` in
+``composite_store.domains.hooks``): SQL through the dialect, MongoDB as ``createIndex``
+commands, Redis as index backfills. A step a backend has nothing to do for renders to no
+statement.
 
 ``init()`` never alters a current database: it creates missing tables and records the version
-(:func:`settle`). Where the recorded version is older and a pending step has statements to run
-here, it warns (``SchemaDriftWarning``), or raises ``SchemaMismatchError`` when this release
-cannot work without the migration, naming the fix: ``composite-store migrate URL``.
+(``composite_store.domains.hooks.settle``). Where the recorded version is older and a pending
+step has statements to run here, it warns (``SchemaDriftWarning``), or raises
+``SchemaMismatchError`` when this release cannot work without the migration, naming the fix:
+``composite-store migrate URL``.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from composite_store.errors import SchemaMismatchError, UnsupportedOperationError
 from composite_store.schema import DOMAINS, SCHEMA_VERSION, Index, TableSpec, table
-
-if TYPE_CHECKING:
-    from composite_store.domains.base import Domain
 
 __all__ = [
     "MIGRATIONS",
@@ -37,11 +33,9 @@ __all__ = [
     "SchemaDriftWarning",
     "Statement",
     "Step",
+    "checking",
     "current_version",
-    "outstanding",
     "pending",
-    "recorded_version",
-    "settle",
     "unchecked",
     "version_table",
 ]
@@ -97,7 +91,7 @@ class Statement:
     #: False for what must run outside a transaction (PostgreSQL ``CREATE INDEX
     #: CONCURRENTLY``).
     transactional: bool = True
-    #: Until it ran, ``Domain.export_records`` misses records (a listing index not yet built
+    #: Until it ran, ``Transferable.export_records`` misses records (a listing index not yet built
     #: from the stored records): ``composite_store.admin.copy`` refuses such a source.
     export_incomplete: bool = False
 
@@ -173,31 +167,6 @@ def pending(domain: str, recorded: int) -> list[Migration]:
     return [m for m in MIGRATIONS if m.domain == domain and m.version > recorded]
 
 
-async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statement]:
-    """The statements ``migrations`` still need on ``dom``'s database (empty: nothing to do)."""
-    found: list[Statement] = []
-    for migration in migrations:
-        for step in migration.steps:
-            found.extend(await dom._migration_plan(step))
-    return found
-
-
-async def recorded_version(dom: Domain) -> int | None:
-    """The version ``dom``'s database is at: the recorded one, else (nothing recorded) the
-    current version when no migration has anything left to do here (tables this release
-    created), else 0 (an older release's or Mastra's tables). None where the backend keeps no
-    version. Reads only."""
-    try:
-        recorded = await dom._read_schema_version()
-    except UnsupportedOperationError:
-        return None
-    if recorded is not None:
-        return recorded
-    if await outstanding(dom, pending(dom.domain, 0)):
-        return 0
-    return current_version(dom.domain)
-
-
 #: Off while ``composite-store migrate`` opens a store: it checks and records versions itself.
 _checking: ContextVar[bool] = ContextVar("composite_store_schema_check", default=True)
 
@@ -213,44 +182,6 @@ def unchecked() -> Iterator[None]:
         _checking.reset(token)
 
 
-async def settle(dom: Domain) -> None:
-    """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
-
-    A version found by :func:`recorded_version` but not recorded yet is recorded. A recorded
-    version older than the current one is lifted silently when its migrations have nothing to
-    do on this backend; otherwise the fix is reported (``SchemaDriftWarning``, or
-    ``SchemaMismatchError`` for a required migration). A version newer than this release
-    knows raises ``SchemaMismatchError``. Never alters the documented tables.
-    """
-    if not _checking.get():
-        return
-    try:
-        stored = await dom._read_schema_version()
-    except UnsupportedOperationError:
-        return  # the backend keeps no version (nothing persists, or a third-party adapter)
-    recorded = await recorded_version(dom) if stored is None else stored
-    assert recorded is not None
-    if stored is None:
-        await dom._write_schema_version(recorded)
-    current = current_version(dom.domain)
-    if recorded > current:
-        raise SchemaMismatchError(
-            f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}, "
-            f"newer than this release of composite-store knows ({current}): upgrade "
-            "composite-store"
-        )
-    if recorded == current:
-        return
-    todo = pending(dom.domain, recorded)
-    if not await outstanding(dom, todo):
-        await dom._write_schema_version(current)
-        return
-    message = (
-        f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}; this "
-        f"release uses version {current} ({'; '.join(m.description for m in todo)}). Fix: run "
-        "`composite-store migrate URL` with this store's URL (add --dry-run to see the "
-        "statements first)"
-    )
-    if any(m.required for m in todo):
-        raise SchemaMismatchError(message)
-    warnings.warn(message, SchemaDriftWarning, stacklevel=4)
+def checking() -> bool:
+    """Whether ``init()`` checks and records schema versions (False within :func:`unchecked`)."""
+    return _checking.get()

@@ -1,6 +1,6 @@
 """Describe a relational store's tables as the database catalog reports them.
 
-This is the relational half of ``Domain.describe_physical()``: it reflects what really exists
+This is the relational half of ``Inspectable.describe_physical()``: it reflects what really exists
 (SQLAlchemy's inspector, inside one ``SqlDatabase.run``) and never reads the tables the store
 rendered, so the conformance suite compares the database with the documented schema rather
 than the code with itself. Backends differ only through ``SqlDialect.documented_types``,

@@ -16,13 +16,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError
+from composite_store.errors import NotFoundError
 from composite_store.records.memory import (
     Message,
     MessageContent,
@@ -31,7 +31,6 @@ from composite_store.records.memory import (
     message_from_row,
 )
 from composite_store.records.trusted import from_row
-from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.prepared import Prepared, in_list, numbered, params
@@ -80,7 +79,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
         def build() -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             picked = self.select_all(base) if not what else sa.select(tbl.c[what]).distinct()
             return picked.where(tbl.c[column].in_(params("v", n)))
 
@@ -103,7 +102,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             n = len(chunk)
 
             def build(n: int = n) -> Executable:
-                threads = self.t("threads")
+                threads = self.tables["threads"]
                 return (
                     threads.update()
                     .where(threads.c.id.in_(params("v", n)))
@@ -147,7 +146,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         expected_working_memory: Any,
     ) -> Thread | None:
         def build() -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
             columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamps}}
             return (
@@ -160,36 +159,29 @@ class SqlMemory(SqlDomain, MemoryDomain):
             current = self._thread_row(conn, thread_id, lock=True)
             if current is None:
                 return None
-            if expected_working_memory is not UNSET:
-                stored_wm = (current.metadata or {}).get("workingMemory")
-                if stored_wm != expected_working_memory:
-                    raise ConflictError(
-                        f"working memory of thread {thread_id!r} changed since it was read"
-                    )
-            merged = shallow_merge(current.metadata, metadata)
-            new_title = title if title is not None else current.title
+            updated = thread_after_update(
+                current, title, metadata, updated_at, expected_working_memory
+            )
             self.prepared("update_thread", build).execute(
                 conn,
                 {
                     "tid": thread_id,
-                    "title": new_title,
-                    "metadata": merged,
+                    "title": updated.title,
+                    "metadata": updated.metadata,
                     **self.db.timestamp_values(THREADS, "updatedAt", updated_at),
                 },
             )
-            return current.model_copy(
-                update={"title": new_title, "metadata": merged, "updated_at": updated_at}
-            )
+            return updated
 
         return await self.db.run(update, write=True)
 
     async def _delete_thread(self, thread_id: str) -> None:
         def build_messages() -> Executable:
-            messages = self.t("messages")
+            messages = self.tables["messages"]
             return messages.delete().where(messages.c.thread_id == sa.bindparam("tid"))
 
         def build_thread() -> Executable:
-            threads = self.t("threads")
+            threads = self.tables["threads"]
             return threads.delete().where(threads.c.id == sa.bindparam("tid"))
 
         def delete(conn: Connection) -> None:
@@ -206,7 +198,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited = query.window.limit is not None
 
         def where() -> list[Any]:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             conditions: list[Any] = []
             if by_resource:
                 conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
@@ -220,7 +212,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return conditions
 
         def build_page() -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             order = tbl.c[query.order_field]
             stmt = (
                 self.select_all("threads")
@@ -235,7 +227,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return stmt
 
         def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*where())
+            return sa.select(sa.func.count()).select_from(self.tables["threads"]).where(*where())
 
         shape = (by_resource, keys, query.order_field, query.descending, limited)
         page = self.prepared(("list_threads", *shape), build_page)
@@ -244,7 +236,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
             rows = page.all(conn, values)
@@ -263,7 +255,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited = query.window.limit is not None
 
         def where() -> list[Any]:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             conditions: list[Any] = [
                 tbl.c.thread_id == sa.bindparam("v0")
                 if n == 1
@@ -283,7 +275,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return conditions
 
         def build_page() -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             if query.descending:
                 ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             else:
@@ -294,7 +286,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return stmt
 
         def build_count() -> Executable:
-            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*where())
+            return sa.select(sa.func.count()).select_from(self.tables["messages"]).where(*where())
 
         shape = (n, by_resource, bounds)
         page = self.prepared(("list_messages", *shape, query.descending, limited), build_page)
@@ -303,7 +295,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update(_range_values(query.date_range))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[Any], int | None]:
             rows = page.rows(conn, values)
@@ -318,7 +310,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
         def build() -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
             mid: Any = sa.bindparam("mid")
             # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
@@ -411,7 +403,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 n = len(chunk)
 
                 def build(n: int = n) -> Executable:
-                    tbl = self.t("messages")
+                    tbl = self.tables["messages"]
                     return tbl.delete().where(tbl.c.id.in_(params("v", n)))
 
                 self.prepared(("delete_messages", n), build).execute(conn, numbered("v", chunk))
@@ -446,7 +438,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         set_memory, set_metadata = working_memory is not None, metadata is not None
 
         def build_update() -> Executable:
-            tbl = self.t("resources")
+            tbl = self.tables["resources"]
             columns = {c: c for c in self.db.timestamp_values(RESOURCES, "updatedAt", now)}
             if set_memory:
                 columns["workingMemory"] = "wm"
@@ -461,7 +453,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build_insert() -> Executable:
             columns = self.db.values(RESOURCES, {})
             return (
-                self.t("resources")
+                self.tables["resources"]
                 .insert()
                 .values(self.set_values("resources", {c: c for c in columns}))
             )

@@ -398,7 +398,7 @@ def test_every_documented_table_compiles(version: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize("version", VERSION_PARAMS)
 def test_the_schema_version_table_compiles(version: tuple[int, ...]) -> None:
-    from composite_store.sql.versions import versions_table
+    from composite_store.sql.schema_versions import versions_table
 
     store = OracleStore(f"oracle://u@127.0.0.1:1/?schema=agents&prefix={LONGEST_PREFIX}")
     tbl = versions_table(store.database)

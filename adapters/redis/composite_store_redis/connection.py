@@ -25,7 +25,7 @@ from composite_store.errors import (
     redact,
 )
 from composite_store.schema import DEFAULT_PREFIX
-from composite_store.urls import split_options
+from composite_store.urls import split_options, url_flag
 from composite_store_redis import scripts
 from composite_store_redis.batch import Batch
 from composite_store_redis.keys import Keys
@@ -38,8 +38,6 @@ __all__ = ["REDIS_DOMAINS", "PageResult", "RedisConnection", "parse_ttl"]
 #: The domains this adapter offers (a key-value model serves them from sorted-set indexes).
 REDIS_DOMAINS = ("memory", "workflows", "scores", "observability")
 _SCHEMES = {"redis": False, "rediss": False, "redis+cluster": True, "rediss+cluster": True}
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     rex.ConnectionError: BackendUnavailableError,
@@ -49,17 +47,6 @@ _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     OSError: BackendUnavailableError,
     rex.RedisError: CompositeStoreError,
 }
-
-
-def _flag(value: Any, what: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValidationError(f"{what} must be true or false, got {value!r}")
 
 
 def parse_ttl(value: Any, what: str) -> int:
@@ -117,7 +104,7 @@ class RedisConnection:
             )
             prefix = query.get("prefix", prefix)
             if "cluster" in query:
-                cluster = _flag(query["cluster"], "cluster")
+                cluster = url_flag(query["cluster"], option="cluster")
             if "ttl" in query:
                 ttls.update(dict.fromkeys(REDIS_DOMAINS, parse_ttl(query["ttl"], "ttl")))
             for domain in REDIS_DOMAINS:

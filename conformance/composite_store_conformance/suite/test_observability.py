@@ -21,6 +21,7 @@ from composite_store import (
     UnsupportedOperationError,
     ValidationError,
 )
+from composite_store.domains.observability_filters import TEXT_FILTERS as TRACE_TEXT_FILTERS
 from composite_store_conformance.base import Suite
 from composite_store_conformance.cases import DATE_BOUNDS, PAGINATION_EDGES, at
 
@@ -62,23 +63,7 @@ async def create(store: Store, *spans: Span) -> None:
 
 
 #: ``list_traces`` filters that match one text field of the root span exactly.
-TEXT_FILTERS = [
-    "span_type",
-    "entity_type",
-    "entity_id",
-    "entity_name",
-    "user_id",
-    "organization_id",
-    "resource_id",
-    "run_id",
-    "session_id",
-    "thread_id",
-    "request_id",
-    "environment",
-    "service_name",
-    "source",
-    "trace_id",
-]
+TEXT_FILTERS = [*(f for f in TRACE_TEXT_FILTERS if f != "trace_id"), "trace_id"]
 
 
 class ObservabilitySuite(Suite):
