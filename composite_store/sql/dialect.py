@@ -281,6 +281,14 @@ class SqlDialect:
             for i, name in enumerate(index["column_names"])
         )
 
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        """Whether a reflected index is partial (has a WHERE clause); the default reads
+        SQLAlchemy's dialect options."""
+        options = index.get("dialect_options") or {}
+        return any(key.endswith("_where") and value is not None for key, value in options.items())
+
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
     ) -> tuple[bool, ...] | None:

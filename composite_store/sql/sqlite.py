@@ -133,6 +133,15 @@ class SqliteDialect(SqlDialect):
             return frozenset()
         return super().documented_types(physical)
 
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        # PRAGMA index_list reports it (columns: seq, name, unique, origin, partial).
+        quote = conn.dialect.identifier_preparer.quote
+        where = f"{quote(schema)}." if schema else ""
+        rows = conn.exec_driver_sql(f"PRAGMA {where}index_list({quote(table)})")
+        return any(row[1] == index["name"] and row[4] for row in rows)
+
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
     ) -> tuple[bool, ...] | None:
