@@ -13,7 +13,15 @@ from sqlalchemy.types import TypeDecorator
 from composite_store.records.base import iso_ms
 from composite_store.records.json import compact_json
 
-__all__ = ["IsoTimestamp", "JsonText", "UtcTimestamp", "dumps", "loads_json", "format_iso_ms"]
+__all__ = [
+    "IntegerBoolean",
+    "IsoTimestamp",
+    "JsonText",
+    "UtcTimestamp",
+    "dumps",
+    "format_iso_ms",
+    "loads_json",
+]
 
 
 #: Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
@@ -57,6 +65,19 @@ class JsonText(TypeDecorator[Any]):
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Any:
         return None if value is None else loads_json(value)
+
+
+class IntegerBoolean(TypeDecorator[bool]):
+    """A boolean as INTEGER 0/1, declared ``INTEGER`` as Mastra declares it (SQLite, libSQL)."""
+
+    impl = sa.Integer
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> int | None:
+        return None if value is None else int(bool(value))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> bool | None:
+        return None if value is None else bool(value)
 
 
 class IsoTimestamp(TypeDecorator[datetime]):

@@ -22,7 +22,14 @@ from composite_store.records.base import Record, now_utc
 from composite_store.records.tables import record_from_row, row_of
 from composite_store.schema import TableSpec, table
 from composite_store.schema.drift import Difference, Kind
-from composite_store.schema.migrations import Statement, Step, version_table
+from composite_store.schema.migrations import (
+    AddColumns,
+    CreateIndex,
+    NamePrimaryKey,
+    Statement,
+    Step,
+    version_table,
+)
 from composite_store_mongodb.connection import Document
 from composite_store_mongodb.indexes import IndexDef, index_defs
 
@@ -191,6 +198,10 @@ async def _missing_indexes(dom: MongoDomain, spec: TableSpec) -> list[IndexDef] 
 async def migration_plan(dom: MongoDomain, step: Step) -> list[Statement]:
     """Create the indexes of ``step``'s collection that it lacks (a collection that does not
     exist yet gets them from ``init()``)."""
+    if isinstance(step, (AddColumns, NamePrimaryKey)):
+        return []  # documents have no fixed columns, collections no named keys
+    if isinstance(step, CreateIndex) and step.documented().families:
+        return []  # one of Mastra's own indexes (PostgreSQL, SQLite/libSQL only)
     spec = table(step.table)
     missing = await _missing_indexes(dom, spec)
     if not missing:

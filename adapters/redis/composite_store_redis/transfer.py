@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from composite_store.errors import ValidationError
 from composite_store.schema import table
 from composite_store.schema.drift import Difference, Kind
-from composite_store.schema.migrations import CreateIndex, Statement, Step
+from composite_store.schema.migrations import CreateIndex, IndexRecords, Statement, Step
 from composite_store_redis.codec import decode_record
 from composite_store_redis.keys import SortedIndex
 
@@ -112,7 +112,7 @@ async def write_version(dom: RedisDomain, version: int) -> None:
 
 async def _missing(dom: RedisDomain, step: Step) -> list[SortedIndex]:
     """The indexes ``step`` asks for that the table's stored catalog does not list."""
-    if step.table not in dom.tables:
+    if not isinstance(step, (CreateIndex, IndexRecords)) or step.table not in dom.tables:
         return []
     [stored] = await dom.conn.read([["HGETALL", dom.keys.catalog(step.table)]])
     if not stored:
