@@ -1,5 +1,6 @@
 #!/bin/sh
-# Regenerate the golden snapshot of Mastra's physical schema (tests/data/mastra/*.json).
+# Regenerate the golden snapshot of Mastra's physical schema (tests/data/mastra/*.json) and
+# the JSONB blobs Mastra writes (libsql-*-jsonb.json).
 #
 #   POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres sh tests/data/mastra/make_golden.sh
 #
@@ -23,8 +24,10 @@ trap 'psql "$PG" -qc "DROP DATABASE IF EXISTS $DB"; rm -rf "$WORK"' EXIT
 node "$WORK/make_dbs.mjs" pg "$BASE/$DB" public
 node "$WORK/make_dbs.mjs" pg "$BASE/$DB" mastra_golden
 node "$WORK/make_dbs.mjs" libsql "$WORK/golden.db"
+node "$WORK/make_dbs.mjs" libsql-sample "$WORK/sample.db"
 cd "$HERE/../../.."
 uv run python "$HERE/dump_schema.py" postgres "$BASE/$DB" public > "$HERE/postgres-$PGV.json"
 uv run python "$HERE/dump_schema.py" postgres "$BASE/$DB" mastra_golden \
   > "$HERE/postgres-$PGV-named-schema.json"
 uv run python "$HERE/dump_schema.py" sqlite "$WORK/golden.db" > "$HERE/libsql-$LSV.json"
+uv run python "$HERE/dump_jsonb.py" "$WORK/sample.db" > "$HERE/libsql-$LSV-jsonb.json"
