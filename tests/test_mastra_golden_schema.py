@@ -70,7 +70,8 @@ _OUR_INDEX = "an index of composite-store's own, for a query it runs (kept; Mast
 #: ``postgres-named``: index names differ between the two).
 ALLOWED: dict[tuple[str, ...], str] = {
     **{
-        ("postgres", t, "nullability", f"{c}: Mastra NOT NULL"): _TIMESTAMPS_NULLABLE
+        (family, t, "nullability", f"{c}: Mastra NOT NULL"): _TIMESTAMPS_NULLABLE
+        for family in ("postgres", "sqlite")
         for t, cols in {
             "mastra_datasets": ("createdAt", "updatedAt"),
             "mastra_dataset_items": ("createdAt", "updatedAt"),
@@ -126,17 +127,6 @@ ALLOWED: dict[tuple[str, ...], str] = {
         )
     },
     # SQLite / libSQL
-    **{
-        ("sqlite", t, "nullability", f"{c}: Mastra NOT NULL"): _TIMESTAMPS_NULLABLE
-        for t, cols in {
-            "mastra_datasets": ("createdAt", "updatedAt"),
-            "mastra_dataset_items": ("createdAt", "updatedAt"),
-            "mastra_dataset_versions": ("createdAt",),
-            "mastra_experiments": ("createdAt", "updatedAt"),
-            "mastra_experiment_results": ("createdAt",),
-        }.items()
-        for c in cols
-    },
     **{
         ("sqlite", t, "nullability", f"{c}: Mastra nullable"): _SQLITE_LOOSE
         for t, cols in {
