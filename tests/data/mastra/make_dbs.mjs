@@ -4,7 +4,7 @@
 //   node make_dbs.mjs pg POSTGRES_URL SCHEMA      -> PostgresStore init() in schema SCHEMA
 //   node make_dbs.mjs libsql FILE                 -> LibSQLStore init() on file:FILE
 //   node make_dbs.mjs libsql-sample FILE          -> the same, then records written through
-//                                                    Mastra's API (its JSON columns as JSONB)
+//   node make_dbs.mjs pg-sample URL SCHEMA           Mastra's API (libSQL: JSON as JSONB)
 //
 // init() of the composite store initialises every domain store it holds; every domain's
 // init() is also called by name below, so a domain that a later Mastra stops initialising
@@ -12,7 +12,7 @@
 const [backend, ...args] = process.argv.slice(2);
 
 async function open() {
-  if (backend === 'pg') {
+  if (backend === 'pg' || backend === 'pg-sample') {
     const [url, schemaName] = args;
     const { PostgresStore } = await import('@mastra/pg');
     return new PostgresStore({ id: 'golden', connectionString: url, schemaName });
@@ -21,7 +21,7 @@ async function open() {
     const { LibSQLStore } = await import('@mastra/libsql');
     return new LibSQLStore({ id: 'golden', url: `file:${args[0]}` });
   }
-  throw new Error(`usage: node make_dbs.mjs pg URL SCHEMA | libsql FILE`);
+  throw new Error('usage: node make_dbs.mjs pg[-sample] URL SCHEMA | libsql[-sample] FILE');
 }
 
 // Values that exercise JSONB: nesting, numbers (int, negative, float, exponent), true/false/
@@ -64,6 +64,6 @@ for (const name of names) {
   const domain = store.stores[name];
   if (typeof domain?.init === 'function') await domain.init();
 }
-if (backend === 'libsql-sample') await writeSample(store);
+if (backend.endsWith('-sample')) await writeSample(store);
 console.log(JSON.stringify({ backend, domains: names }));
 await store.close?.();
