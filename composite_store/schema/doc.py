@@ -53,7 +53,9 @@ MASTRA_DIFFERENCES: tuple[str, ...] = (
     " scorer and snapshot columns that Mastra's libSQL tables leave nullable are NOT NULL as"
     " on PostgreSQL.",
     "PostgreSQL: Mastra's trigger that sets the spans' `createdAt`/`updatedAt` to `now()` is"
-    " not created (composite-store writes the timestamps it is given); Mastra's two"
+    " not created (composite-store writes the timestamps it is given; once Mastra's `init()`"
+    " has run on a shared database, the trigger is there and span timestamps are the"
+    " server's clock for both writers); Mastra's two"
     " expression indexes over the snapshot JSON are not created either (no query of"
     " composite-store's uses them).",
     "composite-store's own indexes are kept where Mastra has none on those columns (threads"
