@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 from backends import ran, unreachable
+from every_domain import create_every_domain
 from servers import postgres
 
-from composite_store import open_store
-from composite_store.schema import DOMAINS, TABLES
+from composite_store.schema import TABLES
 
 DATA = Path(__file__).parent / "data" / "mastra"
 sys.path.insert(0, str(DATA))
@@ -313,23 +313,12 @@ def _check(family: str, variant: str, golden_file: str, ours: dict[str, Any]) ->
     )
 
 
-async def _create_all(url: str) -> None:
-    store = open_store(url)
-    try:
-        for domain in DOMAINS:
-            found = store.get(domain)
-            if found is not None:
-                await found.init()
-    finally:
-        await store.close()
-
-
 @pytest.mark.parametrize("engine", ["sqlite", "libsql"])
 def test_sqlite_tables_are_mastras(engine: str, tmp_path: Path) -> None:
     if engine == "libsql":
         pytest.importorskip("libsql")
     path = tmp_path / "ours.db"
-    asyncio.run(_create_all(f"{engine}:///{path}"))
+    asyncio.run(create_every_domain(f"{engine}:///{path}"))
     _check("sqlite", engine, SQLITE_GOLDEN, dump_sqlite(str(path))["tables"])
 
 
@@ -383,7 +372,7 @@ def test_postgres_tables_are_mastras(pg_namespace: tuple[str, str]) -> None:
     from composite_store_postgres.provision import store_url
 
     url, schema = pg_namespace
-    asyncio.run(_create_all(store_url(url, schema)))
+    asyncio.run(create_every_domain(store_url(url, schema)))
     variant = "public" if schema == "public" else "named"
     _check(
         "postgres",

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 from backends import ran, unreachable
+from every_domain import create_every_domain
 from servers import postgres
 
 from composite_store import open_store
-from composite_store.schema import DOMAINS, tables_for
+from composite_store.schema import tables_for
 from composite_store.schema.drift import compare
 from composite_store.schema.migrations import SchemaDriftWarning
 
@@ -52,15 +53,32 @@ def _mastra_init(node_folder: Path, work: Path, *args: str) -> None:
     assert done.returncode == 0, f"Mastra's init() failed:\n{done.stderr[-4000:]}"
 
 
-async def _create_all(url: str) -> None:
-    store = open_store(url)
-    try:
-        for domain in DOMAINS:
-            found = store.get(domain)
-            if found is not None:
-                await found.init()
-    finally:
-        await store.close()
+def _shared_file(node_folder: Path, engine: str, tmp_path: Path, mode: str) -> str:
+    """A file composite-store created (``engine``: sqlite or libsql) after Mastra ran
+    ``make_dbs.mjs mode`` on it; its store URL."""
+    if engine == "libsql":
+        pytest.importorskip("libsql")
+    path = tmp_path / "shared.db"
+    url = f"{engine}:///{path}"
+    asyncio.run(create_every_domain(url))
+    work = tmp_path / "node"
+    work.mkdir()
+    _mastra_init(node_folder, work, mode, str(path))
+    return url
+
+
+def _shared_schema(
+    node_folder: Path, pg_schema: tuple[str, str], tmp_path: Path, mode: str
+) -> str:
+    """A PostgreSQL schema composite-store created after Mastra ran ``make_dbs.mjs mode``
+    on it; its store URL."""
+    from composite_store_postgres.provision import store_url
+
+    url, schema = pg_schema
+    asyncio.run(create_every_domain(store_url(url, schema)))
+    plain = url.replace("postgresql+psycopg://", "postgresql://").split("?")[0]
+    _mastra_init(node_folder, tmp_path, mode, plain, schema)
+    return store_url(url, schema)
 
 
 async def _current_and_without_drift(url: str) -> None:
@@ -80,14 +98,7 @@ async def _current_and_without_drift(url: str) -> None:
 def test_mastra_libsql_inits_a_file_composite_store_created(
     node_folder: Path, engine: str, tmp_path: Path
 ) -> None:
-    if engine == "libsql":
-        pytest.importorskip("libsql")
-    path = tmp_path / "shared.db"
-    url = f"{engine}:///{path}"
-    asyncio.run(_create_all(url))
-    work = tmp_path / "node"
-    work.mkdir()
-    _mastra_init(node_folder, work, "libsql", str(path))
+    url = _shared_file(node_folder, engine, tmp_path, "libsql")
     asyncio.run(_current_and_without_drift(url))
 
 
@@ -109,13 +120,8 @@ def pg_schema() -> Iterator[tuple[str, str]]:
 def test_mastra_pg_inits_a_schema_composite_store_created(
     node_folder: Path, pg_schema: tuple[str, str], tmp_path: Path
 ) -> None:
-    from composite_store_postgres.provision import store_url
-
-    url, schema = pg_schema
-    asyncio.run(_create_all(store_url(url, schema)))
-    plain = url.replace("postgresql+psycopg://", "postgresql://").split("?")[0]
-    _mastra_init(node_folder, tmp_path, "pg", plain, schema)
-    asyncio.run(_current_and_without_drift(store_url(url, schema)))
+    url = _shared_schema(node_folder, pg_schema, tmp_path, "pg")
+    asyncio.run(_current_and_without_drift(url))
 
 
 async def _read_mastras_sample(url: str) -> None:
@@ -142,24 +148,12 @@ def test_composite_store_reads_what_mastra_libsql_wrote(
 ) -> None:
     """Mastra writes a thread, a resource, a message and a workflow snapshot (its JSON
     columns as JSONB) into a file composite-store created; composite-store reads them."""
-    if engine == "libsql":
-        pytest.importorskip("libsql")
-    path = tmp_path / "shared.db"
-    url = f"{engine}:///{path}"
-    asyncio.run(_create_all(url))
-    work = tmp_path / "node"
-    work.mkdir()
-    _mastra_init(node_folder, work, "libsql-sample", str(path))
+    url = _shared_file(node_folder, engine, tmp_path, "libsql-sample")
     asyncio.run(_read_mastras_sample(url))
 
 
 def test_composite_store_reads_what_mastra_pg_wrote(
     node_folder: Path, pg_schema: tuple[str, str], tmp_path: Path
 ) -> None:
-    from composite_store_postgres.provision import store_url
-
-    url, schema = pg_schema
-    asyncio.run(_create_all(store_url(url, schema)))
-    plain = url.replace("postgresql+psycopg://", "postgresql://").split("?")[0]
-    _mastra_init(node_folder, tmp_path, "pg-sample", plain, schema)
-    asyncio.run(_read_mastras_sample(store_url(url, schema)))
+    url = _shared_schema(node_folder, pg_schema, tmp_path, "pg-sample")
+    asyncio.run(_read_mastras_sample(url))
