@@ -313,6 +313,8 @@ async def settle(dom: Migratable) -> None:
         "`composite-store migrate URL` with this store's URL (add --dry-run to see the "
         "statements first)"
     )
-    if any(m.required for m in todo):
+    # Required only where a required migration has something left to do on this backend.
+    blocking = [m for m in todo if m.required and await outstanding(dom, [m])]
+    if blocking:
         raise SchemaMismatchError(message)
     warnings.warn(message, SchemaDriftWarning, stacklevel=5)

@@ -79,6 +79,11 @@ class Span(Record):
     environment: str | None = None
     service_name: str | None = stored("serviceName", default=None)
     source: str | None = None
+    # Mastra 1.x's (@mastra/core 1.71): the versions of the entities, and the experiment.
+    entity_version_id: str | None = stored("entityVersionId", default=None)
+    parent_entity_version_id: str | None = stored("parentEntityVersionId", default=None)
+    root_entity_version_id: str | None = stored("rootEntityVersionId", default=None)
+    experiment_id: str | None = stored("experimentId", default=None)
     scope: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     tags: list[str] | None = None

@@ -68,6 +68,12 @@ class Score(StampedRecord):
     source: ScoreSource
     resource_id: str | None = stored("resourceId", default=None)
     thread_id: str | None = stored("threadId", default=None)
+    # Mastra 1.x's: tenancy, and the batch / dataset item an experiment scored.
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
+    batch_id: str | None = stored("batchId", default=None)
+    dataset_id: str | None = stored("datasetId", default=None)
+    dataset_item_id: str | None = stored("datasetItemId", default=None)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 

@@ -75,7 +75,10 @@ def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalI
     directions and uniqueness)."""
     columns = tuple(name for name, _ in index.columns)
     directions = tuple(desc for _, desc in index.columns)
-    same = [ix for ix in physical.indexes if ix.columns == columns]
+    # A partial index serves only some rows: it is the documented index only if that is
+    # partial too (Mastra's root-span indexes, WHERE parentSpanId IS NULL).
+    partial = index.where_null is not None
+    same = [ix for ix in physical.indexes if ix.columns == columns and ix.partial == partial]
     fitting = any(
         (ix.descending is None or ix.descending == directions) and (ix.unique or not index.unique)
         for ix in same

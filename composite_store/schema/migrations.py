@@ -23,12 +23,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from composite_store.schema import DOMAINS, SCHEMA_VERSION, Index, TableSpec, table
+from composite_store.schema import DOMAINS, SCHEMA_VERSION, Index, TableSpec, table, tables_for
 
 __all__ = [
     "MIGRATIONS",
+    "AddColumns",
     "CreateIndex",
     "IndexRecords",
+    "NamePrimaryKey",
     "Migration",
     "SchemaDriftWarning",
     "Statement",
@@ -53,7 +55,25 @@ class CreateIndex:
         return table(self.table)
 
     def documented(self) -> Index:
-        return next(i for i in self.spec().indexes if i.suffix == self.index)
+        spec = self.spec()
+        return next(i for i in (*spec.indexes, *spec.mastra_indexes) if i.suffix == self.index)
+
+
+@dataclass(frozen=True)
+class AddColumns:
+    """Add the documented (nullable) ``columns`` of ``table`` that its database lacks;
+    nothing to do where records have no fixed columns (MongoDB, Redis)."""
+
+    table: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NamePrimaryKey:
+    """Rename ``table``'s primary key constraint to its documented name where the backend
+    names it (PostgreSQL: Mastra's ``init()`` adds a key of that name when none exists)."""
+
+    table: str
 
 
 @dataclass(frozen=True)
@@ -65,7 +85,7 @@ class IndexRecords:
 
 
 #: One step of a migration.
-Step = CreateIndex | IndexRecords
+Step = CreateIndex | IndexRecords | AddColumns | NamePrimaryKey
 
 
 @dataclass(frozen=True)
@@ -77,7 +97,8 @@ class Migration:
     description: str
     steps: tuple[Step, ...] = ()
     #: This release cannot serve the domain correctly before the migration ran: ``init()``
-    #: raises instead of warning. Index-only migrations are not required (reads are slower).
+    #: raises instead of warning where it has statements left to run. Index-only migrations
+    #: are not required (reads are slower); adding columns is (writes name every column).
     required: bool = False
 
 
@@ -102,13 +123,93 @@ class SchemaDriftWarning(UserWarning):
 
 _BASELINE = "start recording the schema version"
 
+
+def _mastra_1x_migrations() -> tuple[Migration, ...]:
+    """Version 2: the columns, indexes and key name of Mastra 1.x's tables (issue 16)."""
+    added = {
+        "ai_spans": (
+            "entityVersionId",
+            "parentEntityVersionId",
+            "rootEntityVersionId",
+            "experimentId",
+        ),
+        "scorers": ("organizationId", "projectId", "batchId", "datasetId", "datasetItemId"),
+        "workflow_definitions": (
+            "inputSchema",
+            "outputSchema",
+            "stateSchema",
+            "requestContextSchema",
+            "graph",
+            "schedule",
+            "status",
+            "source",
+            "authorId",
+        ),
+        "datasets": (
+            "requestContextSchema",
+            "organizationId",
+            "projectId",
+            "candidateKey",
+            "candidateId",
+        ),
+        "dataset_items": (
+            "expectedTrajectory",
+            "toolMocks",
+            "unmockedToolPolicy",
+            "scorerIds",
+            "organizationId",
+            "projectId",
+            "externalId",
+        ),
+        "experiments": (
+            "provenance",
+            "runnerAttestation",
+            "experimentSetId",
+            "comparisonId",
+            "variantId",
+            "trialIndex",
+            "scorerIds",
+            "agentVersion",
+            "organizationId",
+            "projectId",
+        ),
+        "experiment_results": (
+            "metadata",
+            "attempt",
+            "comment",
+            "toolMockReport",
+            "organizationId",
+            "projectId",
+        ),
+    }
+    found = []
+    for domain in DOMAINS:
+        steps: list[Step] = []
+        for spec in tables_for(domain):
+            if spec.base_name in added:
+                steps.append(AddColumns(spec.base_name, added[spec.base_name]))
+            if spec.named_primary_key:
+                steps.append(NamePrimaryKey(spec.base_name))
+            steps.extend(CreateIndex(spec.base_name, i.suffix) for i in spec.mastra_indexes)
+        found.append(
+            Migration(
+                domain,
+                2,
+                "add Mastra 1.x's columns, indexes and key names (PostgreSQL, SQLite/libSQL)",
+                tuple(steps),
+                # Writes name every documented column: added ones must exist first.
+                required=any(isinstance(step, AddColumns) for step in steps),
+            )
+        )
+    return tuple(found)
+
+
 #: Every migration, oldest first per domain. Version 1 is this release's schema.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "memory",
         1,
-        f"{_BASELINE}; index resources by createdAt so that all of them can be listed "
-        "(Redis)",
+        f"{_BASELINE}; index resources by createdAt so that all of them can be listed (Redis)",
         (IndexRecords("resources"),),
     ),
     Migration("workflows", 1, _BASELINE),
@@ -131,6 +232,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration("datasets", 1, _BASELINE),
     Migration("experiments", 1, _BASELINE),
+    *_mastra_1x_migrations(),
 )
 
 

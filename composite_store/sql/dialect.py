@@ -18,7 +18,14 @@ from sqlalchemy.types import TypeEngine
 
 from composite_store.domains.base import Capabilities
 from composite_store.errors import CompositeStoreError, ValidationError
-from composite_store.schema import SHADOW_TIMESTAMPS, Column, ColumnType, TableSpec
+from composite_store.schema import (
+    MASTRA_FAMILIES,
+    SHADOW_TIMESTAMPS,
+    Column,
+    ColumnType,
+    Index,
+    TableSpec,
+)
 from composite_store.sql.prepared import driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
@@ -42,6 +49,10 @@ class SqlDialect:
 
     #: Backend family name (``sqlite``, ``postgresql``, ``mysql``, ...).
     name: ClassVar[str] = "sql"
+    #: The family whose physical layout the tables follow: ``postgresql`` and ``sqlite``
+    #: (libSQL too) are Mastra's (``schema.MASTRA_FAMILIES``: Mastra's own indexes and
+    #: names); other backends derive theirs from the portable schema.
+    family: ClassVar[str] = "sql"
     #: Dialect options of a ``CREATE INDEX`` a migration runs on a table in use (PostgreSQL:
     #: ``{"postgresql_concurrently": True}``, which does not block writers).
     live_index_options: ClassVar[Mapping[str, Any]] = {}
@@ -242,6 +253,17 @@ class SqlDialect:
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"
 
+    def primary_key_name(self, spec: TableSpec, prefix: str, schema: str | None) -> str | None:
+        """The primary key constraint's name, or None to let the database name it."""
+        return None
+
+    def index_name(self, index: Index, table: str, prefix: str, schema: str | None) -> str:
+        """The physical name of documented ``index`` of ``table``: ``<table>_<suffix>``, or
+        Mastra's own name on the backends whose tables are Mastra's."""
+        if self.family in MASTRA_FAMILIES:
+            return index.physical_name(table, prefix)
+        return index.name(table)
+
     # -- drift fixes (``composite-store inspect``) -------------------------------------------------
 
     #: Whether ``ALTER TABLE`` can change a column's type or nullability and add keys (SQLite
@@ -304,6 +326,14 @@ class SqlDialect:
             name if name is not None else (expressions[i] if i < len(expressions) else "?")
             for i, name in enumerate(index["column_names"])
         )
+
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        """Whether a reflected index is partial (has a WHERE clause); the default reads
+        SQLAlchemy's dialect options."""
+        options = index.get("dialect_options") or {}
+        return any(key.endswith("_where") and value is not None for key, value in options.items())
 
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex

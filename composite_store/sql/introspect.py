@@ -58,6 +58,7 @@ def _describe(
                 columns=db.dialect.index_columns(conn, index),
                 unique=bool(index["unique"]),
                 descending=db.dialect.index_directions(conn, name, db.schema, index),
+                partial=db.dialect.index_partial(conn, name, db.schema, index),
             )
             for index in inspector.get_indexes(name, schema=db.schema)
             # PostgreSQL lists a unique constraint's index too; the constraint is read below.

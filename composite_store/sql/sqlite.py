@@ -23,7 +23,7 @@ from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
 from composite_store.errors import CompositeStoreError, ConflictError, ValidationError
-from composite_store.schema import ColumnType
+from composite_store.schema import SQLITE, Column, ColumnType
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.experiments import SqlExperiments
@@ -31,7 +31,7 @@ from composite_store.sql.memory import SqlMemory
 from composite_store.sql.observability import SqlObservability
 from composite_store.sql.scores import SqlScores
 from composite_store.sql.store import SqlStore
-from composite_store.sql.types import IsoTimestamp
+from composite_store.sql.types import IntegerBoolean, IsoTimestamp
 from composite_store.sql.workflow_definitions import SqlWorkflowDefinitions
 from composite_store.sql.workflows import SqlWorkflows
 
@@ -91,6 +91,7 @@ def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
 
 class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
+    family: ClassVar[str] = SQLITE
     alter_table_in_place: ClassVar[bool] = False
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         sa.exc.IntegrityError: ConflictError,
@@ -141,6 +142,13 @@ class SqliteDialect(SqlDialect):
     def timestamp_type(self) -> TypeEngine[Any]:
         return IsoTimestamp()
 
+    def column_type(self, column: Column) -> TypeEngine[Any]:
+        # Mastra declares booleans INTEGER (0/1); SQLAlchemy's BOOLEAN would have NUMERIC
+        # affinity.
+        if column.type is ColumnType.BOOLEAN:
+            return IntegerBoolean()
+        return super().column_type(column)
+
     def upsert(
         self,
         table: sa.Table,
@@ -168,6 +176,15 @@ class SqliteDialect(SqlDialect):
         if isinstance(physical, sa.DateTime):
             return frozenset()
         return super().documented_types(physical)
+
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        # PRAGMA index_list reports it (columns: seq, name, unique, origin, partial).
+        quote = conn.dialect.identifier_preparer.quote
+        where = f"{quote(schema)}." if schema else ""
+        rows = conn.exec_driver_sql(f"PRAGMA {where}index_list({quote(table)})")
+        return any(row[1] == index["name"] and row[4] for row in rows)
 
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex

@@ -14,7 +14,14 @@ from typing import Any
 from composite_store.records.base import now_utc
 from composite_store.schema import TableSpec, table
 from composite_store.schema.drift import Difference, Kind
-from composite_store.schema.migrations import Statement, Step, version_table
+from composite_store.schema.migrations import (
+    AddColumns,
+    CreateIndex,
+    NamePrimaryKey,
+    Statement,
+    Step,
+    version_table,
+)
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.indexes import IndexDef, index_defs
 
@@ -72,6 +79,10 @@ async def _missing_indexes(conn: MongoConnection, spec: TableSpec) -> list[Index
 async def migration_plan(conn: MongoConnection, step: Step) -> list[Statement]:
     """Create the indexes of ``step``'s collection that it lacks (a collection that does not
     exist yet gets them from ``init()``)."""
+    if isinstance(step, (AddColumns, NamePrimaryKey)):
+        return []  # documents have no fixed columns, collections no named keys
+    if isinstance(step, CreateIndex) and step.documented().families:
+        return []  # one of Mastra's own indexes (PostgreSQL, SQLite/libSQL only)
     spec = table(step.table)
     missing = await _missing_indexes(conn, spec)
     if not missing:

@@ -27,7 +27,7 @@ from composite_store.errors import (
     ConflictError,
     ValidationError,
 )
-from composite_store.schema import Column, ColumnType
+from composite_store.schema import POSTGRESQL, Column, ColumnType, Index, TableSpec
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.tables import shadow
 from composite_store.sql.types import UtcTimestamp, dumps
@@ -98,6 +98,7 @@ class PostgresDialect(SqlDialect):
     """PostgreSQL 13+ through psycopg 3 (asyncio)."""
 
     name: ClassVar[str] = "postgresql"
+    family: ClassVar[str] = POSTGRESQL
     driver: ClassVar[str] = "psycopg"
     is_async: ClassVar[bool] = True
     shadow_timestamps: ClassVar[bool] = True
@@ -243,6 +244,21 @@ class PostgresDialect(SqlDialect):
         # Mastra: public_mastra_workflow_snapshot_workflow_name_run_id_key.
         base = f"{table}_{'_'.join(columns)}_key"
         return _identifier(f"{schema}_{base}" if schema else base)
+
+    def primary_key_name(self, spec: TableSpec, prefix: str, schema: str | None) -> str | None:
+        # Mastra: <schema>_mastra_ai_spans_traceid_spanid_pk (its init() adds a key of that
+        # name when none exists, which fails on a table keyed under another name).
+        base = spec.primary_key_name(prefix)
+        if base is None:
+            return None
+        return _identifier(f"{schema or 'public'}_{base}")
+
+    def index_name(self, index: Index, table: str, prefix: str, schema: str | None) -> str:
+        # Mastra prefixes most of its index names with the schema outside public.
+        name = index.physical_name(table, prefix)
+        if index.schema_prefixed and schema and schema != "public":
+            name = f"{schema}_{name}"
+        return _identifier(name)
 
     # -- introspection -----------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from composite_store.schema import table
 from composite_store.schema.drift import Difference, Kind
-from composite_store.schema.migrations import CreateIndex, Statement, Step
+from composite_store.schema.migrations import CreateIndex, IndexRecords, Statement, Step
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import decode_record
 from composite_store_redis.keys import Keys, SortedIndex
@@ -78,7 +78,7 @@ async def write_version(dom: Catalogued, version: int) -> None:
 
 async def _missing(dom: Catalogued, step: Step) -> list[SortedIndex]:
     """The indexes ``step`` asks for that the table's stored catalog does not list."""
-    if step.table not in dom.tables:
+    if not isinstance(step, (CreateIndex, IndexRecords)) or step.table not in dom.tables:
         return []
     [stored] = await dom.conn.read([["HGETALL", dom.keys.catalog(step.table)]])
     if not stored:
