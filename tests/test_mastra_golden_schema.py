@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import ran, unreachable
-from servers import postgres
 
 from composite_store.schema import TABLES
+from tests.support.backends import ran, unreachable
 from tests.support.every_domain import create_every_domain
+from tests.support.servers import postgres
 
 DATA = Path(__file__).parent / "data" / "mastra"
 sys.path.insert(0, str(DATA))

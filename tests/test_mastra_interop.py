@@ -17,14 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from backends import ran, unreachable
-from servers import postgres
 
 from composite_store import open_store
 from composite_store.schema import tables_for
 from composite_store.schema.drift import compare
 from composite_store.schema.migrations import SchemaDriftWarning
+from tests.support.backends import ran, unreachable
 from tests.support.every_domain import create_every_domain
+from tests.support.servers import postgres
 
 SCRIPT = Path(__file__).parent / "data" / "mastra" / "make_dbs.mjs"
 NODE_ENV = "COMPOSITE_STORE_TEST_MASTRA_NODE"
