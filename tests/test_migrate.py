@@ -400,7 +400,7 @@ def test_postgres_upgrade_from_version_1_names_the_spans_key(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import psycopg
-    from servers import postgres
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     _run(lambda: _create_version_1_sql(url))
