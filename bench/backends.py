@@ -1,6 +1,6 @@
 """The backends ``bench`` can run: how to build the two contenders for each of them.
 
-Servers are found the way the test suite finds them (``tests/servers``: the
+Servers are found the way the test suite finds them (``tests/support/servers``: the
 ``COMPOSITE_STORE_TEST_<BACKEND>_URL`` variable, else the local server, else a throwaway one),
 and each contender gets a throwaway namespace of its own (schema, database or key prefix),
 dropped afterwards. A backend that cannot be reached raises ``ConnectionError`` (with the
@@ -57,12 +57,11 @@ class Backend:
 
 
 def _server(module: str) -> str:
-    """The admin URL of the server the tests would use (``tests/servers/<module>.py``), or
+    """The admin URL of the server the tests would use (``tests/support/servers/<module>.py``), or
     ``ConnectionError`` saying why there is none. Blocking: call it in a thread."""
-    tests = str(ROOT / "tests")
-    if tests not in sys.path:
-        sys.path.append(tests)
-    found = importlib.import_module(f"servers.{module}").find()
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    found = importlib.import_module(f"tests.support.servers.{module}").find()
     if isinstance(found, str):
         raise ConnectionError(found)
     url: str = found.url

@@ -108,7 +108,7 @@ def from_file(path: str | Path) -> Routing:
         raise ValidationError(f"{path}: cannot read config: {exc}") from exc
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("composite-store", {})
-    return from_mapping(data, str(path))
+    return from_mapping(data, f"{path} (file)")
 
 
 def discover(cwd: str | Path | None = None) -> Routing:

@@ -10,6 +10,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "BackendUnavailableError",
     "CompositeStoreError",
+    "ConfigurationError",
     "ConflictError",
     "DomainNotConfiguredError",
     "NotFoundError",
@@ -27,6 +28,11 @@ class CompositeStoreError(Exception):
 
 class ValidationError(CompositeStoreError, ValueError):
     """The input is invalid; nothing was written."""
+
+
+class ConfigurationError(ValidationError):
+    """The store's configuration is wrong: an unknown option, or a URL the server refuses (no
+    such database, user or password). Fix the configuration; retrying will not help."""
 
 
 class NotFoundError(CompositeStoreError, LookupError):
@@ -57,7 +63,9 @@ class AdapterNotInstalledError(CompositeStoreError, ImportError):
     """The adapter package for a URL scheme is not installed; the message names the extra."""
 
 
-_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*)(:[^@/\s]*)?@")
+# The password runs to the last "@" before any whitespace: a raw "/" or ":" in it (allowed by
+# redis-py and pymongo, which split on the last "@") must not end the match early and leak it.
+_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*)(:[^\s]*)?@")
 _SECRET_PARAMS = re.compile(r"(?i)((?:authToken|password|token|secret|api_key)=)[^&\s]+")
 
 
@@ -100,4 +108,16 @@ class _ErrorMap:
             return
         for source, target in self.mapping.items():
             if isinstance(exc, source):
-                raise target(redact(str(exc))) from exc
+                raise target(redact(driver_message(exc))) from exc
+
+
+def driver_message(exc: BaseException) -> str:
+    """What the driver said, without SQLAlchemy's wrapping: its ``(package.Class)`` prefix, the
+    failed statement and its "Background on this error" link."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig) if isinstance(orig, BaseException) and str(orig) else str(exc)
+    text = _BACKGROUND.sub("", text)
+    return text.strip()
+
+
+_BACKGROUND = re.compile(r"\s*\(Background on this error at: [^)]*\)")

@@ -42,15 +42,21 @@ def _k(target: str, extra: str | None = None) -> _Known:
 known_adapters: dict[str, _Known] = {
     "libsql": _k("composite_store_libsql:LibsqlStore", "libsql"),
     "mariadb": _k("composite_store_mysql:MysqlStore", "mysql"),
+    "mariadb+asyncmy": _k("composite_store_mysql:MysqlStore", "mysql"),
     "memory": _k("composite_store.inmemory:InMemoryStore"),
     "mongodb": _k("composite_store_mongodb:MongoStore", "mongodb"),
     "mongodb+srv": _k("composite_store_mongodb:MongoStore", "mongodb"),
     "mysql": _k("composite_store_mysql:MysqlStore", "mysql"),
+    "mysql+asyncmy": _k("composite_store_mysql:MysqlStore", "mysql"),
+    # DESIGN.md section 1 names this spelling; the same server protocol, served by asyncmy.
     "mysql+pymysql": _k("composite_store_mysql:MysqlStore", "mysql"),
     "oracle": _k("composite_store_oracle:OracleStore", "oracle"),
     "oracle+oracledb": _k("composite_store_oracle:OracleStore", "oracle"),
+    # libpq's and psycopg's own spelling, as users copy it from their docs.
+    "postgres": _k("composite_store_postgres:PostgresStore", "postgres"),
     "postgresql": _k("composite_store_postgres:PostgresStore", "postgres"),
     "postgresql+psycopg": _k("composite_store_postgres:PostgresStore", "postgres"),
+    "postgresql+psycopg_async": _k("composite_store_postgres:PostgresStore", "postgres"),
     "redis": _k("composite_store_redis:RedisStore", "redis"),
     "redis+cluster": _k("composite_store_redis:RedisStore", "redis"),
     "rediss": _k("composite_store_redis:RedisStore", "redis"),
@@ -111,6 +117,15 @@ def get_adapter(scheme: str) -> type[Store]:
     if scheme not in known_adapters:
         _load_entry_points()
     known = known_adapters.get(scheme)
+    base, plus, driver = scheme.partition("+")
+    if known is None and plus and base in known_adapters:
+        # postgresql+asyncpg://, mysql+aiomysql://: the URL names a driver this adapter does
+        # not use; serving it with another one would silently change its behaviour.
+        served = sorted(s for s in known_adapters if s.partition("+")[0] == base)
+        raise ValidationError(
+            f"URL scheme {scheme!r} names the {driver!r} driver, which composite-store does not "
+            f"use for {base}; write one of: {', '.join(s + '://' for s in served)}"
+        )
     if known is None:
         schemes = sorted(set(known_adapters))
         close = difflib.get_close_matches(scheme, schemes, n=1)

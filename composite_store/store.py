@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from composite_store.domains.base import Domain
 from composite_store.errors import DomainNotConfiguredError, ValidationError
@@ -31,9 +31,19 @@ class Store:
     #: The scheme family, for ``describe()``.
     backend: str = "unknown"
     #: Conformance tests this backend is known to fail, by test name, with the reason. The
-    #: test matrix and ``composite-store check`` turn each into a strict xfail, so a gap that
-    #: closes shows up as an unexpected pass.
-    known_gaps: ClassVar[Mapping[str, str]] = {}
+    #: conformance plugin reads them from the store under test and turns each into a strict
+    #: xfail, so a gap that closes shows up as an unexpected pass. Adapters declare them on the
+    #: store class, beside the code that has the gap.
+    known_gaps: Mapping[str, str] = {}
+
+    @classmethod
+    def option_names(cls) -> frozenset[str]:
+        """The keyword options ``open_store(url, **options)`` passes to this store class.
+
+        The constructor refuses any other with a ``ConfigurationError`` naming the closest;
+        ``CompositeStore`` gives each store only the options it takes.
+        """
+        return frozenset()
 
     def __init__(self, domains: Mapping[str, Domain], *, description: str | None = None) -> None:
         for key, dom in domains.items():

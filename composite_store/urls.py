@@ -1,13 +1,19 @@
-"""Store URLs: their scheme, and the composite-store options carried in their query string."""
+"""Store URLs: their scheme, the composite-store options carried in their query string, and
+the check of keyword options against what an adapter declares."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from composite_store.errors import ValidationError
+from composite_store.errors import ConfigurationError, ValidationError
 
-__all__ = ["scheme_of", "split_options"]
+__all__ = ["check_options", "scheme_of", "split_options", "url_flag"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
 def scheme_of(url: str) -> str:
@@ -35,3 +41,33 @@ def split_options(url: str, keys: Iterable[str]) -> tuple[str, dict[str, str]]:
             kept.append((key, value))
     rebuilt = base + (f"?{urlencode(kept)}" if kept else "")
     return rebuilt + (f"#{fragment}" if hash_ else ""), taken
+
+
+def check_options(
+    options: Mapping[str, Any], accepted: Iterable[str], where: str, *, fold_case: bool = False
+) -> None:
+    """Raise ``ConfigurationError`` for a keyword option ``where`` (an adapter) does not take,
+    naming the closest one it does (``prefx`` -> ``prefix``).
+
+    A typo must not become a driver's TypeError, a warning nobody reads, or a silently ignored
+    setting. ``fold_case`` compares case-insensitively (pymongo's options are).
+    """
+    known = set(accepted)
+    folded = {name.lower(): name for name in known} if fold_case else {}
+    for name in options:
+        if name in known or (fold_case and name.lower() in folded):
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigurationError(f"{where} takes no option {name!r}{hint}")
+def url_flag(value: Any, *, option: str) -> bool:
+    """Read on/off option ``option``, given as a keyword (a bool) or a URL query parameter
+    (``1``/``true``/``yes``/``on``, ``0``/``false``/``no``/``off`` or empty; any case)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValidationError(f"invalid {option} option {value!r}: use true or false")

@@ -32,7 +32,7 @@ from composite_store.sql.domain import SqlDomain
 from composite_store.sql.sqlite import SqliteDialect, SqliteMemory, SqliteStore
 from composite_store.sql.types import IsoTimestamp
 
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class SpacedTimestamp(IsoTimestamp):
@@ -90,11 +90,11 @@ SUITE_MODULE = '''
 import pytest
 from composite_store.sql.sqlite import SqliteStore
 from composite_store_conformance import MemorySuite, SchemaSuite
-from test_broken_adapter import BrokenSqliteStore
+from tests.test_broken_adapter import BrokenSqliteStore
 
 
 @pytest.fixture(scope="session")
-def store_factory(tmp_path_factory):
+def cs_store_factory(tmp_path_factory):
     return {store}(f"sqlite:///{{tmp_path_factory.mktemp('db') / 'x.db'}}")
 
 
@@ -124,8 +124,9 @@ def failures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
     report = root / "report.xml"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(root), "-q", "-p", "no:cacheprovider",
+         "-p", "composite_store_conformance.plugin",
          "-k", SELECTION, "--rootdir", str(root), f"--junitxml={report}",
-         "-o", f"pythonpath={TESTS}"],
+         "-o", f"pythonpath={ROOT}"],
         cwd=root, capture_output=True, text=True, timeout=600, check=False,
     )
     assert report.exists(), f"pytest did not run: {done.stdout}\n{done.stderr}"

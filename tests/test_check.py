@@ -16,7 +16,7 @@ import pytest
 from composite_store import Thread, open_store
 from composite_store.cli import main
 
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str, cwd: Path, script: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,7 +24,7 @@ def _cli(*args: str, cwd: Path, script: str | None = None) -> subprocess.Complet
     code = script or (
         "import sys; from composite_store.cli import main; sys.exit(main(sys.argv[1:]))"
     )
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False,
@@ -52,7 +52,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     report = folder.parent / f"{folder.name}-report.json"
     done = _cli(
         "check", f"sqlite:///{db}", "--domain", "memory", "--domain", "workflows",
-        "--json", str(report), cwd=folder,
+        "--json", "--output", str(report), cwd=folder,
     )
     return {"folder": folder, "db": db, "before": before, "done": done, "report": report}
 
@@ -103,7 +103,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
         from composite_store.cli import main
         from composite_store.admin.provision import FileProvisioner, register_provisioner
         from composite_store.registry import register_adapter
-        from test_broken_adapter import BrokenSqliteStore
+        from tests.test_broken_adapter import BrokenSqliteStore
 
         class Target(BrokenSqliteStore):
             def __init__(self, url, **options):
@@ -116,7 +116,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
     )
     report = tmp_path / "report.json"
     done = _cli(
-        "check", "broken-sqlite:///x.db", "-k", "Schema", "--json", str(report),
+        "check", "broken-sqlite:///x.db", "-k", "Schema", "--json", "--output", str(report),
         cwd=tmp_path, script=script,
     )
     assert done.returncode == 1, done.stdout + done.stderr
@@ -131,7 +131,7 @@ def test_check_fails_on_a_broken_adapter(tmp_path: Path) -> None:
 def test_check_refuses_an_unknown_scheme(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "postgress://localhost/db"]) == 1
     err = capsys.readouterr().err
-    assert "no adapter for URL scheme 'postgress'" in err and "did you mean 'postgresql'" in err
+    assert "no adapter for URL scheme 'postgress'" in err and "did you mean 'postgres'" in err
 
 
 def test_check_refuses_an_unknown_domain(capsys: pytest.CaptureFixture[str]) -> None:

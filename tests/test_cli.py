@@ -116,13 +116,29 @@ def test_demo_mixes_backends(capsys: pytest.CaptureFixture[str], _clean_routing:
     assert "Data file" not in out  # the default (memory://) is no file
 
 
-def test_demo_follows_the_environment(
+def test_demo_follows_the_environment_when_asked(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, _clean_routing: Path
 ) -> None:
     monkeypatch.setenv(ENV_DEFAULT, "memory://")
-    assert cli.main(["demo"]) == 0
+    assert cli.main(["demo", "--use-config"]) == 0
     assert "  memory                memory (in-process)" in capsys.readouterr().out
     assert not (_clean_routing / "composite-store-demo.db").exists()
+
+
+def test_demo_writes_only_to_its_own_database_by_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, _clean_routing: Path
+) -> None:
+    """An application's routes (environment, composite-store.toml) are not the demo's."""
+    app_db = _clean_routing / "production.db"
+    (_clean_routing / "composite-store.toml").write_text(f'default = "sqlite:///{app_db}"\n')
+    monkeypatch.setenv(env_var("workflows"), f"sqlite:///{_clean_routing / 'prod-wf.db'}")
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "  memory                sqlite sqlite:///composite-store-demo.db" in out
+    assert "  workflows             sqlite sqlite:///composite-store-demo.db" in out
+    assert (_clean_routing / "composite-store-demo.db").is_file()
+    assert not app_db.exists()
+    assert not (_clean_routing / "prod-wf.db").exists()
 
 
 def test_demo_unknown_scheme_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,7 +146,7 @@ def test_demo_unknown_scheme_is_a_clear_error(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert err.startswith("composite-store: error: ")
     assert "no adapter for URL scheme 'postgress'" in err
-    assert "did you mean 'postgresql'?" in err
+    assert "did you mean 'postgres'?" in err
 
 
 class _SecretMemory(InMemoryMemory):

@@ -33,7 +33,7 @@ def _url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     prefix = f"race{secrets.token_hex(3)}_"
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'race.db'}?prefix={prefix}"
-    from servers import mariadb, postgres
+    from tests.support.servers import mariadb, postgres
 
     module = {"postgres": postgres, "mariadb": mariadb}[backend]
     url: str = module.session_url(request)

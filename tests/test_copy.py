@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import ran, unreachable
-from copy_data import BIG_THREAD, fill, snapshot
 
 from composite_store import cli, open_store
 from composite_store.admin.copy import CopyReport, Progress, copy_domains, shared_domains
@@ -28,6 +26,8 @@ from composite_store.inmemory import InMemoryStore
 from composite_store.records.tables import key_of
 from composite_store.schema import tables_for
 from composite_store.store import Store
+from tests.support.backends import ran, unreachable
+from tests.support.copy_data import BIG_THREAD, fill, snapshot
 
 BACKENDS = ("sqlite", "memory", "libsql", "postgres", "mariadb", "redis", "mongodb")
 PAIRS = [
@@ -75,7 +75,7 @@ class Namespaces:
             )
             ran("libsql", "embedded libSQL engine, temporary file")
             return provision.store_url(base, name)
-        from servers import mariadb, mongodb, postgres, redis
+        from tests.support.servers import mariadb, mongodb, postgres, redis
 
         servers = {"postgres": postgres, "mariadb": mariadb, "redis": redis, "mongodb": mongodb}
         url: str = servers[backend].session_url(self._request)
@@ -256,7 +256,7 @@ def test_command_line_copy(
     dst_url = f"sqlite:///{tmp_path / 'dst.db'}"
     report = tmp_path / "copy.json"
     argv = ["copy", filled_sqlite, dst_url, "--domain", "memory", "--domain", "datasets"]
-    assert cli.main([*argv, "--batch", "250", "--json", str(report)]) == 0
+    assert cli.main([*argv, "--batch", "250", "--json", "--output", str(report)]) == 0
     out = capsys.readouterr().out
     assert "memory.messages" in out and "every count matches" in out
     data = json.loads(report.read_text())
@@ -264,7 +264,7 @@ def test_command_line_copy(
     assert set(tables) == {"threads", "messages", "resources", "datasets", "dataset_items",
                            "dataset_versions"}
     assert tables["messages"]["written"] == tables["messages"]["source"] == BIG_THREAD + 15
-    assert cli.main([*argv, "--json", str(report)]) == 0
+    assert cli.main([*argv, "--json", "--output", str(report)]) == 0
     again = json.loads(report.read_text())
     assert all(t["written"] == 0 and t["counts_match"] for t in again["tables"])
     assert cli.main(["copy", dst_url, dst_url]) == 1
@@ -291,4 +291,4 @@ def test_without_rich_the_command_says_how_to_get_progress_bars(
     assert cli.main(["copy", filled_sqlite, dst_url, "--domain", "workflows"]) == 0
     captured = capsys.readouterr()
     assert 'pip install "composite-store[cli]"' in captured.err
-    assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.out
+    assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.err

@@ -16,9 +16,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import servers.docker as compose
 import yaml
-from servers import Found, mariadb, mongodb, postgres, redis
+
+import tests.support.servers.docker as compose
+from tests.support.servers import Found, mariadb, mongodb, postgres, redis
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "docker" / "README.md"

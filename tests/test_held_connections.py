@@ -30,7 +30,7 @@ SLEEP = {"postgres": "SELECT pg_sleep({})", "mariadb": "SELECT SLEEP({})"}
 
 
 def _url(backend: str, request: pytest.FixtureRequest, **options: Any) -> str:
-    from servers import mariadb, postgres
+    from tests.support.servers import mariadb, postgres
 
     module = {"postgres": postgres, "mariadb": mariadb}[backend]
     url: str = module.session_url(request)

@@ -35,13 +35,13 @@ def test_a_current_store_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str
     _fresh(url)
     assert cli.main(["inspect", url]) == 0
     text = capsys.readouterr().out
-    assert "schema version  1, current" in text
+    assert "schema version  2, current" in text
     assert "rows            threads 1, messages 0, resources 0" in text
-    assert "7 of 7 domain(s) reachable, current and without drift" in text
+    assert "7 of 7 domain(s) reachable, initialized, current and without drift" in text
     status, report = _inspect(url, capsys)
     assert status == 0 and report["ok"]
     memory = report["domains"]["memory"]
-    assert memory["reachable"] and memory["schema_version"] == 1 and memory["drift"] == []
+    assert memory["reachable"] and memory["schema_version"] == 2 and memory["drift"] == []
     assert memory["rows"] == {"threads": 1, "messages": 0, "resources": 0}
 
 
@@ -116,7 +116,7 @@ def test_a_config_file_shows_routing_and_hides_credentials(
     assert "s3cret" not in text and "***" in text
     assert f"  memory                sqlite {memory_url}" in text
     assert "scores  (postgresql" in text and "reachable       NO" in text
-    assert "6 of 7 domain(s) reachable, current and without drift" in text
+    assert "6 of 7 domain(s) reachable, initialized, current and without drift" in text
 
 
 def test_a_database_mastra_created_is_not_drift(
@@ -125,7 +125,8 @@ def test_a_database_mastra_created_is_not_drift(
     """Mastra's PostgreSQL tables (naive timestamps plus TIMESTAMPTZ shadows, its index names)
     are the documented schema: inspect reports no drift for them."""
     import psycopg
-    from servers import postgres
+
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     schema = url.split("schema=")[1].split("&")[0]
@@ -155,9 +156,106 @@ def test_a_database_mastra_created_is_not_drift(
     memory = report["domains"]["memory"]
     assert memory["drift"] == [], memory["drift"]
     # No version recorded yet: read from the tables, which are current.
-    assert memory["schema_version"] == 1 and not memory["version_recorded"]
-    # The other domains' tables do not exist: drift, each with its CREATE TABLE.
+    assert memory["schema_version"] == 2 and not memory["version_recorded"]
+    # The other domains' tables do not exist: not initialized (not drift), and not ok.
     assert status == 1
-    missing = report["domains"]["workflows"]["drift"]
-    assert [d["kind"] for d in missing] == ["missing table"]
-    assert missing[0]["fix"].startswith(f"CREATE TABLE {schema}.mastra_workflow_snapshot")
+    workflows = report["domains"]["workflows"]
+    assert workflows["initialized"] is False and workflows["drift"] == []
+
+
+# -- inspect creates and changes nothing, and says why -----------------------------------------
+
+
+def test_a_missing_sqlite_file_is_not_created_and_reads_not_initialized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "absent.db"
+    status, report = _inspect(f"sqlite:///{path}", capsys)
+    assert status == 1
+    assert {d["initialized"] for d in report["domains"].values()} == {False}
+    assert all(d["drift"] == [] and d["reachable"] for d in report["domains"].values())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_sqlite_file_stays_byte_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "kept.db"
+    url = f"sqlite:///{path}"
+    _fresh(url)
+    # A file as another program leaves it: rollback journal, not WAL.
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
+    before = path.read_bytes()
+    status, _ = _inspect(url, capsys)
+    assert status == 0
+    assert path.read_bytes() == before
+
+
+def test_an_unreachable_backend_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    status, report = _inspect(f"redis://:secret@127.0.0.1:{port}/0", capsys)
+    memory = report["domains"]["memory"]
+    assert status == 1 and memory["reachable"] is False
+    assert "connect" in memory["unreachable_reason"].lower()
+    assert "secret" not in json.dumps(report)
+    assert cli.main(["inspect", f"redis://127.0.0.1:{port}/0"]) == 1
+    assert "reachable       NO: " in capsys.readouterr().out
+
+
+def test_a_running_redis_is_reachable_and_untouched(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.servers import redis as redis_server
+
+    url = redis_server.session_url(request)
+    import redis as redis_client
+
+    found = redis_server.find()
+    assert not isinstance(found, str)
+    client = redis_client.Redis.from_url(found.url.split("?")[0])
+    keys_before = sorted(client.keys("*"))
+    status, report = _inspect(url, capsys)
+    memory = report["domains"]["memory"]
+    assert memory["reachable"] is True, memory["unreachable_reason"]
+    assert memory["initialized"] is False and status == 1
+    assert sorted(client.keys("*")) == keys_before
+    client.close()
+
+
+def test_routes_show_where_they_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from composite_store.config import ENV_DEFAULT, env_var
+
+    for name in (ENV_DEFAULT, *(env_var(d) for d in ("memory", "workflows", "scores"))):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "composite-store.toml"
+    config.write_text(f'default = "sqlite:///{tmp_path / "file.db"}"\n')
+    monkeypatch.setenv(env_var("workflows"), "memory://")
+    monkeypatch.chdir(tmp_path)
+    _, report = _inspect(str(config), capsys)
+    assert report["domains"]["memory"]["source"] == f"{config} (file)"
+    assert report["domains"]["workflows"]["source"] == "COMPOSITE_STORE_WORKFLOWS_URL (environment)"
+    # Without a target: the environment and the file of the current directory.
+    assert cli.main(["inspect", "--json"]) in (0, 1)
+    report = json.loads(capsys.readouterr().out)
+    assert report["domains"]["workflows"]["source"].endswith("(environment)")
+    assert report["domains"]["scores"]["source"].endswith("composite-store.toml (file)")
+    assert not (tmp_path / "file.db").exists()
+
+
+def test_json_goes_to_stdout_or_to_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    _fresh(url)
+    out = tmp_path / "report.json"
+    assert cli.main(["inspect", url, "--json", "--output", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "reachable       yes" in captured.out and "report.json" in captured.err
+    assert json.loads(out.read_text())["ok"] is True

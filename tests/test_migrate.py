@@ -22,7 +22,7 @@ from composite_store import cli, open_store
 from composite_store.admin.copy import copy_domains
 from composite_store.errors import CompositeStoreError, SchemaMismatchError
 from composite_store.inmemory import InMemoryStore
-from composite_store.schema import tables_for
+from composite_store.schema import table, tables_for
 from composite_store.schema.drift import compare
 from composite_store.schema.migrations import SchemaDriftWarning, current_version
 from composite_store.sql.store import SqlStore
@@ -53,7 +53,8 @@ async def _create_version_0_sql(url: str) -> None:
     metadata, tables = render_tables(db.dialect, db.prefix, db.schema)
     for tbl in tables.values():
         for index in list(tbl.indexes):
-            if index.name and index.name.endswith(NEW_INDEXES):
+            # <table>_<suffix>, behind a schema prefix on PostgreSQL outside public.
+            if (index.name or "").endswith(tuple(f"{tbl.name}_{s}" for s in NEW_INDEXES)):
                 tbl.indexes.discard(index)
 
     def create(conn: Any) -> None:
@@ -85,7 +86,7 @@ def _upgrade(url: str, capsys: pytest.CaptureFixture[str], *, statements: int) -
     _run(before)
     assert cli.main(["migrate", url, "--dry-run"]) == 0
     dry = capsys.readouterr().out
-    assert "version 0 -> 1" in dry
+    assert f"version 0 -> {current_version('observability')}" in dry
     assert f"dry run: {statements} statement(s)" in dry
     _run(before)  # the dry run changed nothing
     assert cli.main(["migrate", url]) == 0
@@ -123,19 +124,21 @@ def test_sqlite_upgrade_from_version_0(tmp_path: Path, capsys: pytest.CaptureFix
 def test_postgres_upgrade_builds_indexes_concurrently(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import postgres
+    from tests.support.servers import postgres
 
     url = postgres.session_url(request)
     _run(lambda: _create_version_0_sql(url))
     dry = _upgrade(url, capsys, statements=2)
-    assert "CREATE INDEX CONCURRENTLY mastra_ai_spans_started_at_idx ON " in dry
+    # In a schema other than public the name carries the schema, as Mastra's do.
+    assert "CREATE INDEX CONCURRENTLY cs_" in dry
+    assert "_mastra_ai_spans_started_at_idx ON " in dry
     assert "-- outside a transaction" in dry
 
 
 def test_mariadb_upgrade_from_version_0(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import mariadb
+    from tests.support.servers import mariadb
 
     url = mariadb.session_url(request)
     _run(lambda: _create_version_0_sql(url))
@@ -146,7 +149,7 @@ def test_mariadb_upgrade_from_version_0(
 def test_mongodb_upgrade_from_version_0(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from servers import mongodb
+    from tests.support.servers import mongodb
 
     url = mongodb.session_url(request)
 
@@ -171,7 +174,7 @@ def test_redis_upgrade_backfills_the_new_sets(
 ) -> None:
     """An older Redis store lacks the sets that list every resource, score and span; copying
     from it is refused until migrate has built them from the stored records."""
-    from servers import redis
+    from tests.support.servers import redis
 
     url = redis.session_url(request)
     new_sets = {
@@ -289,3 +292,129 @@ def test_a_fresh_store_records_the_current_versions(tmp_path: Path) -> None:
         assert "mastra_composite_schema" in names
 
     _run(scenario)
+
+
+async def _create_version_1_sql(url: str) -> None:
+    """The tables of release 1 (schema version 1): without the columns, Mastra indexes and
+    primary key name that version 2 added, with version 1 recorded."""
+    from composite_store.schema.migrations import (
+        MIGRATIONS,
+        AddColumns,
+        CreateIndex,
+        NamePrimaryKey,
+        unchecked,
+    )
+    from composite_store.sql.tables import index_name
+
+    store = open_store(url)
+    assert isinstance(store, SqlStore)
+    db = store.database
+    prep = db.engine.dialect.identifier_preparer
+    with unchecked():
+        await store.init()
+    statements: list[str] = []
+    columns: list[str] = []  # dropped after the indexes that may cover them
+    for migration in (m for m in MIGRATIONS if m.version == 2):
+        for step in migration.steps:
+            tbl = db.tables[step.table]
+            if isinstance(step, CreateIndex):
+                index = step.documented()
+                if db.dialect.family not in index.families:
+                    continue
+                name = index_name(db.dialect, index, tbl.name, db.prefix, db.schema)
+                where = f"{prep.quote_schema(db.schema)}." if db.schema else ""
+                statements.append(f"DROP INDEX {where}{prep.quote(name)}")
+            elif isinstance(step, AddColumns):
+                columns += [
+                    f"ALTER TABLE {prep.format_table(tbl)} DROP COLUMN {prep.quote(c)}"
+                    for c in step.columns
+                ]
+            elif isinstance(step, NamePrimaryKey) and db.dialect.family == "postgresql":
+                named = db.dialect.primary_key_name(table(step.table), db.prefix, db.schema)
+                statements.append(
+                    f"ALTER TABLE {prep.format_table(tbl)} RENAME CONSTRAINT {prep.quote(named)}"
+                    f" TO {prep.quote(tbl.name + '_pkey')}"
+                )
+
+    def downgrade(conn: Any) -> None:
+        for statement in statements + columns:
+            conn.exec_driver_sql(statement)
+
+    try:
+        await db.run(downgrade, write=True)
+        for dom in store.domains.values():
+            await dom._write_schema_version(1)
+    finally:
+        await store.close()
+
+
+def _upgrade_from_1(url: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """init() refuses release 1's tables (writes need the new columns) and names migrate;
+    migrate brings them to Mastra 1.x's; return migrate's output."""
+
+    async def refused() -> None:
+        store = open_store(url)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SchemaDriftWarning)
+            with pytest.raises(SchemaMismatchError, match=r"at schema version 1.*migrate"):
+                await store.init()
+        await store.close()
+
+    _run(refused)
+    assert cli.main(["migrate", url]) == 0
+    done = capsys.readouterr().out
+    assert "version 1 -> 2" in done
+
+    async def after() -> None:
+        store = open_store(url)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            await store.init()
+        try:
+            assert await _drift(store) == []
+            for name, dom in store.domains.items():
+                assert await dom.schema_version() == current_version(name), name
+            # A span with the new columns round-trips.
+            await store.observability.create_span(
+                span={"trace_id": "t", "span_id": "s", "name": "n", "span_type": "AGENT_RUN",
+                      "started_at": "2026-01-01T00:00:00Z", "experiment_id": "x1"}
+            )
+            span = await store.observability.get_span(trace_id="t", span_id="s")
+            assert span is not None and span.experiment_id == "x1"
+        finally:
+            await store.close()
+
+    _run(after)
+    return done
+
+
+def test_sqlite_upgrade_from_version_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'release1.db'}"
+    _run(lambda: _create_version_1_sql(url))
+    done = _upgrade_from_1(url, capsys)
+    assert 'ALTER TABLE mastra_ai_spans ADD COLUMN "experimentId" TEXT' in done
+    assert "CREATE INDEX idx_experiment_results_experimentid ON " in done
+
+
+def test_postgres_upgrade_from_version_1_names_the_spans_key(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    from tests.support.servers import postgres
+
+    url = postgres.session_url(request)
+    _run(lambda: _create_version_1_sql(url))
+    done = _upgrade_from_1(url, capsys)
+    schema = url.rsplit("schema=", 1)[1]
+    assert f'RENAME CONSTRAINT mastra_ai_spans_pkey TO {schema}_mastra_ai_spans_traceid' in done
+    found = postgres.find()
+    assert not isinstance(found, str)
+    with psycopg.connect(found.url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        (name,) = conn.execute(
+            "SELECT conname FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace "
+            "WHERE n.nspname = %s AND c.contype = 'p' AND c.conrelid::regclass::text LIKE "
+            "'%%mastra_ai_spans'",
+            (schema,),
+        ).fetchone()
+    assert name == f"{schema}_mastra_ai_spans_traceid_spanid_pk"

@@ -15,9 +15,9 @@ import pytest
 from composite_store_conformance.cases import at
 from composite_store_mongodb.connection import parse_url
 from pymongo import MongoClient
-from servers import mongodb
 
 from composite_store import CompositeStore, Message, Span, Thread
+from tests.support.servers import mongodb
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,8 @@ def test_memory_in_postgresql_and_observability_in_mongodb(
 ) -> None:
     """The README's routing example: PostgreSQL memory, MongoDB observability, one composite."""
     import psycopg  # the PostgreSQL adapter's driver
-    from servers import postgres
+
+    from tests.support.servers import postgres
 
     pg_url = postgres.session_url(request)
     empty = tmp_path / "composite-store.toml"

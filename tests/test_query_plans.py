@@ -32,7 +32,7 @@ EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def _url(backend: str, request: pytest.FixtureRequest) -> str:
-    from servers import mariadb, postgres
+    from tests.support.servers import mariadb, postgres
 
     module = {"postgres": postgres, "mariadb": mariadb}[backend]
     url: str = module.session_url(request)

@@ -25,7 +25,6 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec
 
 import pytest
-from backends import RAN, ran
 from pydantic import BaseModel
 
 from composite_store import (
@@ -38,7 +37,14 @@ from composite_store import (
     open_store,
 )
 from composite_store.domains.memory import MemoryDomain
-from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingMemoryConfig
+from composite_store.memory import (
+    DEFAULT_TEMPLATE,
+    STATE_SIGNAL_TOOL_NAME,
+    TOOL_NAME,
+    Memory,
+    WorkingMemoryConfig,
+)
+from tests.support.backends import RAN, ran
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -439,6 +445,143 @@ async def test_an_invalid_seed_writes_nothing(url: str) -> None:
         assert await store.memory.get_thread_by_id(thread_id="t1") is None
 
 
+@async_test
+async def test_update_thread_with_working_memory_reaches_the_resource(url: str) -> None:
+    """Mastra's updateThread: in resource scope, metadata.workingMemory is the resource's."""
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("resource"))
+        await memory.create_thread(thread_id="t1", resource_id="u1", title="Hi")
+        thread = await memory.update_thread(
+            thread_id="t1", title="Trip", metadata={"workingMemory": FILLED, "x": 1}
+        )
+        assert thread.title == "Trip" and thread.metadata == {"workingMemory": FILLED, "x": 1}
+        assert (await stored_raw(store))[0] == FILLED
+        await memory.create_thread(thread_id="t2", resource_id="u1")
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
+        # The empty template never overwrites it; a metadata-only update leaves it alone.
+        await memory.update_thread(thread_id="t1", metadata={"workingMemory": DEFAULT_TEMPLATE})
+        await memory.update_thread(thread_id="t1", metadata={"y": 2})
+        assert (await stored_raw(store))[0] == FILLED
+        untouched = await store.memory.get_thread_by_id(thread_id="t1")
+        assert untouched is not None and untouched.title == "Trip"
+        with pytest.raises(NotFoundError):
+            await memory.update_thread(thread_id="nope", title="x")
+
+
+@async_test
+async def test_update_thread_merges_thread_scoped_schema_memory(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread", schema=Profile))
+        await memory.create_thread(
+            thread_id="t1", resource_id="u1", metadata={"workingMemory": {"name": "Ana"}}
+        )
+        await memory.update_thread(thread_id="t1", metadata={"workingMemory": {"tags": ["x"]}})
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+        with pytest.raises(ValidationError, match="name"):
+            await memory.update_thread(thread_id="t1", metadata={"workingMemory": {"name": 5}})
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+        assert (await stored_raw(store))[0] is None
+
+
+# -- state signals (use_state_signals) ---------------------------------------------------------
+
+
+@async_test
+async def test_state_signals_replace_the_system_message_and_rename_the_tool(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        assert await memory.system_message(thread_id="t1", resource_id="u1") == ""
+        [tool] = memory.list_tools()
+        assert tool["name"] == STATE_SIGNAL_TOOL_NAME
+        default_tool = Memory(store, working_memory=wm()).list_tools()[0]
+        assert tool["parameters"] == default_tool["parameters"]
+        with pytest.raises(ValidationError, match="setWorkingMemory"):
+            await memory.apply_tool_call(
+                TOOL_NAME, {"memory": FILLED}, thread_id="t1", resource_id="u1"
+            )
+        done = await memory.apply_tool_call(
+            STATE_SIGNAL_TOOL_NAME, {"memory": FILLED}, thread_id="t1", resource_id="u1"
+        )
+        assert done["success"] is True
+        # The same stored data as the default path.
+        assert (await stored_raw(store))[0] == FILLED
+        # The default stays the system message.
+        default = Memory(store, working_memory=wm())
+        assert "Ana" in await default.system_message(thread_id="t1", resource_id="u1")
+        with pytest.raises(UnsupportedOperationError, match="use_state_signals"):
+            await default.state_signal(thread_id="t1", resource_id="u1")
+
+
+@async_test
+async def test_a_snapshot_is_emitted_once_and_again_when_it_left_the_window(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm(use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        first = await memory.state_signal(thread_id="t1", resource_id="u1")
+        assert first is not None and first.kind == "state" and first.state_id == "working-memory"
+        assert first.mode == "snapshot" and first.scope == "resource"
+        assert first.working_memory is None and "No working memory" not in first.contents
+        assert first.tracking.version == 1 and first.id == "state:working-memory:1"
+        window = [first.to_message(thread_id="t1", resource_id="u1")]
+        # Unchanged and still in the window: nothing to send.
+        unchanged = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=window
+        )
+        assert unchanged is None
+        # The tracking lives on the thread, so another process (Memory) dedups too.
+        other = Memory(store, working_memory=wm(use_state_signals=True))
+        plain = [m.model_dump(by_alias=True, mode="json") for m in window]
+        assert (
+            await other.state_signal(thread_id="t1", resource_id="u1", context_window=plain)
+            is None
+        )
+        # Slid out of the window: the same snapshot again.
+        again = await memory.state_signal(thread_id="t1", resource_id="u1", context_window=[])
+        assert again is not None and again.cache_key == first.cache_key
+        assert again.tracking.version == 2
+        # A changed memory: a new snapshot, whatever the window holds.
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        changed = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=[again.to_message(thread_id="t1")]
+        )
+        assert changed is not None and changed.cache_key != first.cache_key
+        assert changed.working_memory == FILLED and "- **Name**: Ana" in changed.contents
+        thread = await store.memory.get_thread_by_id(thread_id="t1")
+        assert thread is not None and thread.metadata is not None
+        tracking = thread.metadata["stateSignals"]["working-memory"]
+        assert tracking["currentCacheKey"] == changed.cache_key and tracking["version"] == 3
+
+
+@async_test
+async def test_schema_snapshots_ignore_key_order(url: str) -> None:
+    async with opened(url) as store:
+        memory = Memory(store, working_memory=wm("thread", schema=Profile, use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        await memory.update_working_memory(
+            thread_id="t1", working_memory={"name": "Ana", "tags": ["x"]}
+        )
+        first = await memory.state_signal(thread_id="t1")
+        assert first is not None and first.format == "json" and first.scope == "thread"
+        assert first.working_memory == {"name": "Ana", "tags": ["x"]}
+        from composite_store.memory.signals import cache_key
+
+        assert cache_key("json", {"tags": ["x"], "name": "Ana"}) == first.cache_key
+        window = [first.to_message(thread_id="t1")]
+        assert await memory.state_signal(thread_id="t1", context_window=window) is None
+        # The thread-scoped memory and the tracking share the thread's metadata untouched.
+        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
+
+
+def test_state_signals_are_refused_with_the_vnext_tool() -> None:
+    with pytest.raises(ValidationError, match="vnext"):
+        WorkingMemoryConfig(use_state_signals=True, version="vnext")
+    with pytest.raises(UnsupportedOperationError, match="vnext"):
+        WorkingMemoryConfig(version="vnext")
+    with pytest.raises(ValidationError, match="use_state_signals"):
+        WorkingMemoryConfig(use_state_signals="yes")  # type: ignore[arg-type]
+
+
 # -- read-only and disabled --------------------------------------------------------------------
 
 
@@ -479,8 +622,17 @@ async def test_read_only_per_call(url: str) -> None:
         assert await writable.get_working_memory(
             thread_id="t1", resource_id="u1", read_only=True
         ) == FILLED
+        refused = await writable.apply_tool_call(
+            TOOL_NAME, {"memory": "# replaced"}, thread_id="t1", resource_id="u1", read_only=True
+        )
+        assert refused["success"] is False and "read-only" in refused["message"]
+        assert (await stored_raw(store))[0] == FILLED
         locked = Memory(store, working_memory=wm(), read_only=True)
         assert [t["name"] for t in locked.list_tools(read_only=False)] == [TOOL_NAME]
+        allowed = await locked.apply_tool_call(
+            TOOL_NAME, {"memory": "# allowed"}, thread_id="t1", resource_id="u1", read_only=False
+        )
+        assert allowed["success"] is True and (await stored_raw(store))[0] == "# allowed"
         assert TOOL_NAME in await locked.system_message(
             thread_id="t1", resource_id="u1", read_only=False
         )

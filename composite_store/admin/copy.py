@@ -1,7 +1,8 @@
 """Copy domains from one store to another, record for record: ``copy_domains``.
 
-The source is read through ``Domain.export_records`` (every record of every table, history
-rows included) and the destination written through ``Domain.import_records`` (upserts that
+The source is read through ``Transferable.export_records`` (every record of every table,
+history rows included) and the destination written through ``Transferable.import_records``
+(upserts that
 keep ids, timestamps and SCD-2 versions exactly), one batch at a time. Nothing is deleted and
 the source is never written.
 
@@ -24,13 +25,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from composite_store.domains.base import Domain
+from composite_store.domains.hooks import (
+    Transferable,
+    outstanding,
+    recorded_version,
+    require,
+)
 from composite_store.errors import CompositeStoreError, ValidationError
 from composite_store.records.base import Record
 from composite_store.records.tables import key_of
 from composite_store.schema import DOMAINS, tables_for
 from composite_store.schema import table as spec_of
-from composite_store.schema.migrations import outstanding, pending, recorded_version
+from composite_store.schema.migrations import pending
 from composite_store.store import Store
 
 __all__ = ["CopyReport", "Progress", "TableCopy", "copy_domains", "shared_domains"]
@@ -111,17 +117,20 @@ async def copy_domains(
     listing indexes are not built yet (a Redis store an older release wrote) is refused with
     its fix, ``composite-store migrate``. ``on_progress`` is called after every batch and once
     per finished table. Raises ``ValidationError`` for a domain one of the stores does not
-    offer.
+    offer, ``UnsupportedOperationError`` for one whose backend cannot export or import records
+    (its domain is not ``Transferable``).
     """
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValidationError(f"batch must be an integer >= 1, got {batch!r}")
     chosen = _chosen(src, dst, domains)
     started = time.monotonic()
     report = CopyReport()
-    pairs: list[tuple[Domain, Domain]] = []
+    pairs: list[tuple[Transferable, Transferable]] = []
     for name in chosen:
-        source, target = src.get(name), dst.get(name)
-        assert source is not None and target is not None
+        found, into = src.get(name), dst.get(name)
+        assert found is not None and into is not None
+        source = require(found, Transferable, f"export the {name} domain")
+        target = require(into, Transferable, f"import the {name} domain")
         await source.attach()
         await _check_source(source)
         await target.init()
@@ -153,7 +162,7 @@ def _chosen(src: Store, dst: Store, domains: Sequence[str] | None) -> list[str]:
     return chosen
 
 
-async def _check_source(source: Domain) -> None:
+async def _check_source(source: Transferable) -> None:
     """Refuse a source whose listings would miss records (indexes not yet built)."""
     version = await recorded_version(source)
     if version is None:
@@ -168,8 +177,8 @@ async def _check_source(source: Domain) -> None:
 
 
 async def _copy_table(
-    source: Domain,
-    target: Domain,
+    source: Transferable,
+    target: Transferable,
     table: str,
     batch: int,
     on_progress: Callable[[Progress], None] | None,
@@ -219,7 +228,7 @@ def _same(a: Record, b: Record) -> bool:
     return a.stored() == b.stored()
 
 
-async def _changed(target: Domain, table: str, records: list[Record]) -> list[Record]:
+async def _changed(target: Transferable, table: str, records: list[Record]) -> list[Record]:
     """The records the destination lacks or holds with other values."""
     if not records:
         return []
@@ -235,7 +244,7 @@ def _fingerprint(record: Record) -> str:
     return json.dumps(record.stored(), sort_keys=True, default=str)
 
 
-async def _multiset(target: Domain, table: str, batch: int) -> collections.Counter[str]:
+async def _multiset(target: Transferable, table: str, batch: int) -> collections.Counter[str]:
     present: collections.Counter[str] = collections.Counter()
     cursor: str | None = None
     while True:

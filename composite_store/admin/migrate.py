@@ -13,15 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from composite_store.domains.base import Domain
+from composite_store.domains.hooks import Migratable, outstanding, recorded_version
 from composite_store.errors import redact
-from composite_store.schema.migrations import (
-    Migration,
-    Statement,
-    current_version,
-    pending,
-    recorded_version,
-)
+from composite_store.schema.migrations import Migration, Statement, current_version, pending
 from composite_store.store import Store
 
 __all__ = ["DomainPlan", "apply_plan", "plan_migrations"]
@@ -58,10 +52,7 @@ async def plan_migrations(store: Store, domains: Sequence[str] | None = None) ->
         plan = DomainPlan(name, redact(dom.describe()), recorded, current_version(name))
         if recorded is not None:
             for migration in pending(name, recorded):
-                statements: list[Statement] = []
-                for step in migration.steps:
-                    statements.extend(await dom._migration_plan(step))
-                plan.steps.append((migration, statements))
+                plan.steps.append((migration, await outstanding(dom, [migration])))
         plans.append(plan)
     return plans
 
@@ -76,8 +67,8 @@ async def apply_plan(
     for plan in plans:
         if not plan.due:
             continue
-        dom: Domain | None = store.get(plan.domain)
-        assert dom is not None
+        dom = store.get(plan.domain)
+        assert isinstance(dom, Migratable), "a due plan comes from a Migratable domain"
         for migration, statements in plan.steps:
             for statement in statements:
                 if on_statement is not None:

@@ -7,10 +7,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
-from pathlib import Path
 
 from composite_store.cli.main import Subparsers
+from composite_store.cli.output import add_output_arguments, emit, note
 from composite_store.errors import CompositeStoreError, redact
 from composite_store.schema import DOMAINS
 
@@ -39,7 +38,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="DOMAIN",
         help=f"check only this domain (repeatable); one of: {', '.join(DOMAINS)}",
     )
-    parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
+    add_output_arguments(parser, what="the full report")
     parser.add_argument(
         "-k", metavar="EXPRESSION", dest="keyword", help="only tests matching (as pytest -k)"
     )
@@ -61,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
     conformance = importlib.import_module("composite_store_conformance.check")
     report, output = conformance.run_check(url, domains, args.keyword)
     if args.verbose:
-        print(redact(output))
-    print(report.render())
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", "utf-8")
+        note(redact(output))
+    emit(args, text=report.render(), data=report.as_json())
     return 0 if report.ok else 1

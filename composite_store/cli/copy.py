@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from composite_store.admin.copy import DEFAULT_BATCH, CopyReport, Progress, copy_domains
 from composite_store.cli.main import Subparsers
+from composite_store.cli.output import add_output_arguments, emit, note
 from composite_store.cli.target import open_target
 from composite_store.errors import ValidationError, redact
 from composite_store.schema import DOMAINS
@@ -59,7 +58,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="N",
         help=f"records per read and per write (default {DEFAULT_BATCH})",
     )
-    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    add_output_arguments(parser, what="the report")
     parser.set_defaults(handler=run)
 
 
@@ -70,11 +69,9 @@ def run(args: argparse.Namespace) -> int:
     if redact(args.source) == redact(args.destination):
         raise ValidationError("source and destination are the same store")
     src, dst = open_target(args.source), open_target(args.destination)
-    print(f"copy {redact(args.source)} -> {redact(args.destination)}")
+    note(f"copy {redact(args.source)} -> {redact(args.destination)}")
     report = asyncio.run(_main(src, dst, args.domain, args.batch))
-    print(render(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(as_json(report), indent=2) + "\n", "utf-8")
+    emit(args, text=render(report), data=as_json(report))
     return 0 if report.ok else 1
 
 
@@ -99,6 +96,7 @@ def _progress_display() -> Iterator[Callable[[Progress], None]]:
         print(f"({RICH_HINT})", file=sys.stderr)
         yield _plain
         return
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -108,12 +106,14 @@ def _progress_display() -> Iterator[Callable[[Progress], None]]:
     )
     from rich.progress import Progress as Bars
 
+    # Progress is for the person at the terminal: stderr, so stdout carries only the report.
     bars = Bars(
         TextColumn("{task.description:<28}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("written {task.fields[written]}"),
         TimeElapsedColumn(),
+        console=Console(stderr=True),
     )
     tasks: dict[tuple[str, str], TaskID] = {}
 
@@ -130,7 +130,7 @@ def _progress_display() -> Iterator[Callable[[Progress], None]]:
 
 def _plain(event: Progress) -> None:
     if event.done:
-        print(f"  {event.domain}.{event.table}: {event.read} read, {event.written} written")
+        note(f"  {event.domain}.{event.table}: {event.read} read, {event.written} written")
 
 
 def render(report: CopyReport) -> str:

@@ -66,10 +66,19 @@ def add_parser(subparsers: Subparsers) -> None:
         description=(
             "Store a conversation (thread and messages), a user's working memory and a "
             "workflow snapshot, read them back, and print which backend serves each domain. "
-            "Routes follow CompositeStore's precedence: these options, then "
-            "COMPOSITE_STORE_URL / COMPOSITE_STORE_<DOMAIN>_URL, then composite-store.toml; "
-            f"with none of them every domain goes to {DEFAULT_URL} (a file in the current "
-            "directory)."
+            f"Every domain goes to the demo's own database, {DEFAULT_URL} (a file in the "
+            "current directory), unless these options route it elsewhere; the environment "
+            "(COMPOSITE_STORE_URL / COMPOSITE_STORE_<DOMAIN>_URL) and composite-store.toml, "
+            "which may name an application's real databases, are followed only with "
+            "--use-config."
+        ),
+    )
+    parser.add_argument(
+        "--use-config",
+        action="store_true",
+        help=(
+            "also follow the environment and composite-store.toml (CompositeStore's "
+            "precedence: these options, then the environment, then the file)"
         ),
     )
     parser.add_argument(
@@ -93,9 +102,15 @@ def run(args: argparse.Namespace) -> int:
         if value:
             domains[domain] = value
     default = args.url
-    if default is None and config.merge(config.from_env(), config.discover()).default is None:
-        default = DEFAULT_URL
-    store = CompositeStore(default, domains)
+    if args.use_config:
+        if default is None and config.merge(config.from_env(), config.discover()).default is None:
+            default = DEFAULT_URL
+        store = CompositeStore(default, domains)
+    else:
+        # A user's composite-store.toml or COMPOSITE_STORE_URL may route to production: the
+        # demo's sample records go there only when asked (--use-config).
+        default = default or DEFAULT_URL
+        store = CompositeStore(default, domains, use_environment=False, use_config_file=False)
     return asyncio.run(_demo(store, default))
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from composite_store.admin.inspect import DomainReport, inspect_store
 from composite_store.cli.main import Subparsers
+from composite_store.cli.output import add_output_arguments, emit
 from composite_store.cli.target import open_target
-from composite_store.errors import redact
+from composite_store.composite import CompositeStore
+from composite_store.errors import ValidationError, redact
 from composite_store.schema import DOMAINS
 from composite_store.store import Store
 
@@ -33,26 +35,51 @@ def add_parser(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
-        "target", metavar="URL_OR_CONFIG", help="a store URL or a composite-store.toml"
+        "target",
+        metavar="URL_OR_CONFIG",
+        nargs="?",
+        help=(
+            "a store URL or a composite-store.toml (the environment's routes apply over the "
+            "file's); without it, the routes of COMPOSITE_STORE_URL / "
+            "COMPOSITE_STORE_<DOMAIN>_URL and of composite-store.toml in this directory"
+        ),
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_output_arguments(parser, what="the report")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Inspect ``args.target``; print the report; 0 when every domain is fine, else 1."""
-    store = open_target(args.target)
-    routing, reports = asyncio.run(_main(store))
-    if args.json:
-        print(json.dumps(as_json(args.target, routing, reports), indent=2))
-    else:
-        print(render(args.target, routing, reports))
+    store, label = _open(args.target)
+    sources = store.route_sources() if isinstance(store, CompositeStore) else {}
+    routing, reports = asyncio.run(_main(store, sources))
+    emit(
+        args,
+        text=render(label, routing, reports),
+        data=as_json(label, routing, reports),
+    )
     return 0 if all(r.ok for r in reports) else 1
 
 
-async def _main(store: Store) -> tuple[dict[str, str], list[DomainReport]]:
+def _open(target: str | None) -> tuple[Store, str]:
+    if target is None:
+        store = CompositeStore()
+        if not store.domains:
+            raise ValidationError(
+                "nothing to inspect: give a URL or a config file, or set COMPOSITE_STORE_URL "
+                "(or COMPOSITE_STORE_<DOMAIN>_URL), or write a composite-store.toml here"
+            )
+        return store, "(environment and composite-store.toml)"
+    if "://" not in target and Path(target).is_file():
+        return CompositeStore(config_file=target), target
+    return open_target(target), target
+
+
+async def _main(
+    store: Store, sources: dict[str, str]
+) -> tuple[dict[str, str], list[DomainReport]]:
     try:
-        return store.describe(), await inspect_store(store)
+        return store.describe(), await inspect_store(store, sources)
     finally:
         await store.close()
 
@@ -76,11 +103,19 @@ def render(target: str, routing: dict[str, str], reports: list[DomainReport]) ->
     lines += [f"  {name:<{width}}  {redact(where)}" for name, where in routing.items()]
     for report in reports:
         lines += ["", f"{report.domain}  ({report.backend})"]
-        lines.append(f"  reachable       {'yes' if report.reachable else 'NO'}")
+        lines.append(f"  route from      {report.source}")
         if not report.reachable:
+            lines.append(f"  reachable       NO: {report.unreachable_reason}")
             continue
+        lines.append("  reachable       yes")
         if report.error is not None:
             lines.append(f"  error           {report.error}")
+            continue
+        if not report.initialized:
+            lines.append(
+                "  initialized     no: none of its tables exist (init() creates them, "
+                f"or `composite-store migrate {redact(target)}`)"
+            )
             continue
         version = _version(report, target)
         lines.append(f"  schema version  {version}")
@@ -93,7 +128,10 @@ def render(target: str, routing: dict[str, str], reports: list[DomainReport]) ->
         )
         lines.append(f"  rows            {counts}")
     ok = sum(r.ok for r in reports)
-    lines += ["", f"{ok} of {len(reports)} domain(s) reachable, current and without drift"]
+    lines += [
+        "",
+        f"{ok} of {len(reports)} domain(s) reachable, initialized, current and without drift",
+    ]
     return "\n".join(lines)
 
 

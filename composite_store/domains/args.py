@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
-from composite_store.domains.memory import UNSET
 from composite_store.errors import ValidationError
 from composite_store.records.base import coerce
 from composite_store.rules.paging import Window, window_from
@@ -14,6 +13,7 @@ from composite_store.types import Pagination, PerPage
 __all__ = [
     "UNSET",
     "given",
+    "optional_id",
     "optional_int",
     "page_window",
     "require_id",
@@ -22,11 +22,26 @@ __all__ = [
 ]
 
 
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+#: "Not given": distinct from ``None`` (for ``expected_working_memory``, None expects no
+#: working memory; for an update, None clears a field).
+UNSET: Final[Any] = _Unset()
+
+
 def require_id(value: Any, what: str) -> str:
     """Return ``value`` if it is a non-blank string, else raise ``ValidationError``."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
     return value
+
+
+def optional_id(value: Any, what: str) -> str | None:
+    """Return ``value`` if it is None or a non-blank string, else raise ``ValidationError``."""
+    return None if value is None else require_id(value, what)
 
 
 def require_list(value: Any, what: str) -> list[Any]:

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Literal, get_args
 
-from composite_store.domains.args import UNSET, given, optional_int, page_window, require_id
+from composite_store.domains.args import (
+    UNSET,
+    given,
+    optional_id,
+    optional_int,
+    page_window,
+    require_id,
+)
 from composite_store.domains.base import Domain
 from composite_store.errors import ConflictError, NotFoundError, ValidationError
 from composite_store.records.base import coerce, now_utc
@@ -70,10 +77,6 @@ def _choice(value: Any, what: str, allowed: tuple[str, ...]) -> str | None:
     return str(value)
 
 
-def _optional_id(value: Any, what: str) -> str | None:
-    return None if value is None else require_id(value, what)
-
-
 class ExperimentsDomain(Domain):
     """Experiment runs over datasets and their per-item results (Mastra's experiments storage).
 
@@ -109,7 +112,7 @@ class ExperimentsDomain(Domain):
             "name": name,
             "description": description,
             "metadata": metadata,
-            "dataset_id": _optional_id(dataset_id, "dataset_id"),
+            "dataset_id": optional_id(dataset_id, "dataset_id"),
             "dataset_version": optional_int(dataset_version, "dataset_version"),
             "target_type": require_id(target_type, "target_type"),
             "target_id": require_id(target_id, "target_id"),
@@ -188,9 +191,9 @@ class ExperimentsDomain(Domain):
         """List experiments matching every given filter, newest first (ties by id)."""
         self._check()
         query = ExperimentQuery(
-            _optional_id(dataset_id, "dataset_id"),
-            _optional_id(target_type, "target_type"),
-            _optional_id(target_id, "target_id"),
+            optional_id(dataset_id, "dataset_id"),
+            optional_id(target_type, "target_type"),
+            optional_id(target_id, "target_id"),
             _choice(status, "status", get_args(ExperimentStatus)),
             page_window(pagination, default=DEFAULT_PER_PAGE),
         )
@@ -278,7 +281,7 @@ class ExperimentsDomain(Domain):
         """
         self._check()
         result_id = require_id(id, "id")
-        owner = _optional_id(experiment_id, "experiment_id")
+        owner = optional_id(experiment_id, "experiment_id")
         changes = given(status=status, tags=tags)
 
         def update(current: ExperimentResult) -> ExperimentResult:
@@ -313,7 +316,7 @@ class ExperimentsDomain(Domain):
         order: ``started_at`` ascending, ties by id."""
         self._check()
         query = ResultQuery(
-            _optional_id(experiment_id, "experiment_id"),
+            optional_id(experiment_id, "experiment_id"),
             _choice(status, "status", get_args(ResultStatus)),
             page_window(pagination, default=DEFAULT_PER_PAGE),
         )

@@ -6,8 +6,9 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
+from composite_store.domains.args import UNSET, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import (
     ConflictError,
@@ -30,14 +31,6 @@ from composite_store.types import DateRange, Include, OrderBy, Page, PerPage
 
 __all__ = ["UNSET", "MemoryDomain", "MessageQuery", "ThreadQuery"]
 
-
-class _Unset:
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-#: "No compare-and-set": distinct from ``None``, which expects no working memory.
-UNSET: Final[Any] = _Unset()
 
 _THREAD_ORDER = {
     "createdAt": "createdAt",
@@ -72,16 +65,10 @@ class MessageQuery:
     count: bool
 
 
-def _thread_id(value: Any, what: str = "thread_id") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value
-
-
 def _ids(values: Any, what: str) -> list[str]:
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise ValidationError(f"{what} must be a list of ids, got {values!r}")
-    return [_thread_id(v, what) for v in values]
+    return [require_id(v, what) for v in values]
 
 
 def _date_range(filter: Any) -> DateRange | None:
@@ -134,7 +121,7 @@ class MemoryDomain(Domain):
     ) -> Thread | None:
         """Return the thread, or None when missing or owned by another ``resource_id``."""
         self._check()
-        thread = await self._get_thread(_thread_id(thread_id))
+        thread = await self._get_thread(require_id(thread_id, "thread_id"))
         if thread is None or (resource_id is not None and thread.resource_id != resource_id):
             return None
         return thread
@@ -161,7 +148,7 @@ class MemoryDomain(Domain):
         when the thread does not exist.
         """
         self._check()
-        _thread_id(id, "id")
+        require_id(id, "id")
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError("metadata must be a dict")
         if title is not None and not isinstance(title, str):
@@ -180,7 +167,7 @@ class MemoryDomain(Domain):
     async def delete_thread(self, *, thread_id: str) -> None:
         """Delete a thread and all its messages; a missing thread is not an error."""
         self._check()
-        await self._delete_thread(_thread_id(thread_id))
+        await self._delete_thread(require_id(thread_id, "thread_id"))
 
     async def list_threads(
         self,
@@ -205,7 +192,7 @@ class MemoryDomain(Domain):
         if filter:
             raise ValidationError(f"unknown thread filter keys: {sorted(filter)}")
         if resource_id is not None:
-            _thread_id(resource_id, "resource_id")
+            require_id(resource_id, "resource_id")
         field, descending = order_field(
             order_by if not isinstance(order_by, Mapping) else dict(order_by),
             allowed=_THREAD_ORDER,
@@ -253,7 +240,7 @@ class MemoryDomain(Domain):
         """
         self._check()
         thread_ids = (
-            (_thread_id(thread_id),)
+            (require_id(thread_id, "thread_id"),)
             if isinstance(thread_id, str)
             else tuple(_ids(thread_id, "thread_id"))
         )
@@ -368,11 +355,11 @@ class MemoryDomain(Domain):
         between leaves an empty clone behind unless the backend overrides it transactionally.
         """
         self._check()
-        source = await self._get_thread(_thread_id(source_thread_id, "source_thread_id"))
+        source = await self._get_thread(require_id(source_thread_id, "source_thread_id"))
         if source is None:
             raise NotFoundError(f"source thread {source_thread_id!r} not found")
         new_id = new_thread_id or str(uuid.uuid4())
-        if await self._get_thread(_thread_id(new_id, "new_thread_id")) is not None:
+        if await self._get_thread(require_id(new_id, "new_thread_id")) is not None:
             raise ConflictError(f"thread {new_id!r} already exists")
         if message_limit is not None and (isinstance(message_limit, bool) or message_limit < 0):
             raise ValidationError("message_limit must be >= 0")
@@ -430,7 +417,7 @@ class MemoryDomain(Domain):
     async def get_resource_by_id(self, *, resource_id: str) -> Resource | None:
         """Return the resource, or None."""
         self._check()
-        return await self._get_resource(_thread_id(resource_id, "resource_id"))
+        return await self._get_resource(require_id(resource_id, "resource_id"))
 
     async def save_resource(self, *, resource: Resource | Mapping[str, Any]) -> Resource:
         """Insert or replace a resource (upsert by id) and return it."""
@@ -453,7 +440,7 @@ class MemoryDomain(Domain):
         still equals it (``None``: none stored), else ``ConflictError``.
         """
         self._check()
-        _thread_id(resource_id, "resource_id")
+        require_id(resource_id, "resource_id")
         if working_memory is not None and not isinstance(working_memory, str):
             raise ValidationError("working_memory must be a string")
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -562,6 +549,35 @@ class MemoryDomain(Domain):
         """Atomically create-or-update: set workingMemory when given, shallow-merge metadata,
         set updatedAt (createdAt too when creating). Raise ``ConflictError`` on a failed
         compare-and-set."""
+
+
+def thread_after_update(
+    current: Thread,
+    title: str | None,
+    metadata: dict[str, Any] | None,
+    updated_at: Any,
+    expected_working_memory: Any,
+) -> Thread:
+    """The thread an ``update_thread`` call leaves behind (the rule every backend applies
+    inside its own atomic read-modify-write).
+
+    The title is replaced when given, metadata shallow-merged, updatedAt set. Raises
+    ``ConflictError`` when ``expected_working_memory`` is set and differs from the stored
+    ``metadata.workingMemory`` (None: nothing stored).
+    """
+    if expected_working_memory is not UNSET:
+        stored_wm = (current.metadata or {}).get("workingMemory")
+        if stored_wm != expected_working_memory:
+            raise ConflictError(
+                f"working memory of thread {current.id!r} changed since it was read"
+            )
+    return current.model_copy(
+        update={
+            "title": title if title is not None else current.title,
+            "metadata": shallow_merge(current.metadata, metadata),
+            "updated_at": updated_at,
+        }
+    )
 
 
 def resource_after_update(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
+from composite_store.domains.args import page_window, require_id, require_list
 from composite_store.domains.base import Domain
 from composite_store.domains.observability_filters import OtelSpanFilter, TraceFilter
 from composite_store.errors import UnsupportedOperationError, ValidationError
@@ -20,7 +21,7 @@ from composite_store.records.observability import (
     to_unix_nanos,
 )
 from composite_store.records.trusted import replaced
-from composite_store.rules.paging import Window, build_page, order_field, window_from
+from composite_store.rules.paging import Window, build_page, order_field
 from composite_store.types import DateRange, OrderBy, Page, Pagination
 
 __all__ = [
@@ -102,28 +103,6 @@ class OtelSpanQuery:
     count: bool
 
 
-def _key(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _list(values: Any, what: str) -> list[Any]:
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
-        raise ValidationError(f"{what} must be a list, got {type(values).__name__}")
-    return list(values)
-
-
-def _pagination(pagination: Any, default: int) -> Window:
-    if pagination is not None and not isinstance(pagination, (Pagination, Mapping)):
-        raise ValidationError(
-            f"pagination must be a Pagination or a dict, got {type(pagination).__name__}"
-        )
-    if isinstance(pagination, Mapping):
-        pagination = coerce(Pagination, pagination, what="pagination")
-    return window_from(pagination, default=default)
-
-
 def _filter(model: type[F], value: Any, what: str) -> F:
     if value is None:
         return model()
@@ -145,8 +124,8 @@ def _span_change(item: Any, what: str) -> SpanChange:
 
 
 def _change(trace_id: Any, span_id: Any, updates: Any, prefix: str = "") -> SpanChange:
-    _key(trace_id, f"{prefix}trace_id")
-    _key(span_id, f"{prefix}span_id")
+    require_id(trace_id, f"{prefix}trace_id")
+    require_id(span_id, f"{prefix}span_id")
     if isinstance(updates, SpanUpdate):
         patch = updates
     else:
@@ -202,7 +181,7 @@ class ObservabilityDomain(Domain):
         and within the batch the last occurrence wins. Every span is validated before anything
         is written; the batch is atomic where ``capabilities.atomic_batches``."""
         self._check()
-        items = _list(records, "records")
+        items = require_list(records, "records")
         return await self._store_spans(
             [coerce(Span, s, what=f"records[{i}]") for i, s in enumerate(items)]
         )
@@ -238,7 +217,7 @@ class ObservabilityDomain(Domain):
         """
         self._check()
         changes = [
-            _span_change(r, f"records[{i}]") for i, r in enumerate(_list(records, "records"))
+            _span_change(r, f"records[{i}]") for i, r in enumerate(require_list(records, "records"))
         ]
         merged: dict[tuple[str, str], dict[str, Any]] = {}
         for change in changes:
@@ -251,7 +230,7 @@ class ObservabilityDomain(Domain):
     async def batch_delete_traces(self, *, trace_ids: Sequence[str]) -> None:
         """Delete every span of these traces; unknown ids are skipped."""
         self._check()
-        ids = [_key(t, "trace_ids[]") for t in _list(trace_ids, "trace_ids")]
+        ids = [require_id(t, "trace_ids[]") for t in require_list(trace_ids, "trace_ids")]
         if ids:
             await self._delete_traces(sorted(set(ids)))
 
@@ -260,25 +239,27 @@ class ObservabilityDomain(Domain):
     async def get_span(self, *, trace_id: str, span_id: str) -> Span | None:
         """Return one span, or None."""
         self._check()
-        return await self._get_span(_key(trace_id, "trace_id"), _key(span_id, "span_id"))
+        return await self._get_span(
+            require_id(trace_id, "trace_id"), require_id(span_id, "span_id")
+        )
 
     async def get_root_span(self, *, trace_id: str) -> Span | None:
         """Return the root span (no parent) of a trace, or None."""
         self._check()
-        return await self._get_root_span(_key(trace_id, "trace_id"))
+        return await self._get_root_span(require_id(trace_id, "trace_id"))
 
     async def get_trace(self, *, trace_id: str) -> Trace | None:
         """Return a trace with all its spans (oldest ``started_at`` first, ties by span id),
         or None when it has no span."""
         self._check()
-        spans = await self._trace_spans(_key(trace_id, "trace_id"), light=False)
+        spans = await self._trace_spans(require_id(trace_id, "trace_id"), light=False)
         return Trace(trace_id=trace_id, spans=spans) if spans else None
 
     async def get_trace_light(self, *, trace_id: str) -> Trace | None:
         """Like ``get_trace`` without the heavy payloads: ``input``, ``output``,
         ``attributes`` and ``metadata`` of every span read as None (for timelines)."""
         self._check()
-        spans = await self._trace_spans(_key(trace_id, "trace_id"), light=True)
+        spans = await self._trace_spans(require_id(trace_id, "trace_id"), light=True)
         return Trace(trace_id=trace_id, spans=spans) if spans else None
 
     async def list_traces(
@@ -315,7 +296,7 @@ class ObservabilityDomain(Domain):
             allowed=_TRACE_ORDER,
             default=("startedAt", "DESC"),
         )
-        w = _pagination(pagination, TRACES_PER_PAGE)
+        w = page_window(pagination, default=TRACES_PER_PAGE)
         if w.empty:
             return build_page([], w, 0)
         rows, total = await self._list_traces(
@@ -334,7 +315,7 @@ class ObservabilityDomain(Domain):
         self._check()
         spans = [
             coerce(OtelSpan, s, what=f"records[{i}]")
-            for i, s in enumerate(_list(records, "records"))
+            for i, s in enumerate(require_list(records, "records"))
         ]
         if spans:
             await self._save_otel_spans(list({s.id: s for s in spans}.values()))
@@ -361,7 +342,7 @@ class ObservabilityDomain(Domain):
                 f"{self.backend} cannot filter spans by attributes "
                 "(capability span_attribute_filters is off)"
             )
-        w = _pagination(pagination, OTEL_SPANS_PER_PAGE)
+        w = page_window(pagination, default=OTEL_SPANS_PER_PAGE)
         if w.empty:
             return build_page([], w, 0)
         rows, total = await self._list_otel_spans(

@@ -13,7 +13,7 @@ from composite_store.records.base import Record, stored
 from composite_store.records.observability import TraceStatus
 from composite_store.types import DateRange
 
-__all__ = ["OtelSpanFilter", "TraceFilter"]
+__all__ = ["TEXT_FILTERS", "TEXT_FILTER_COLUMNS", "OtelSpanFilter", "TraceFilter"]
 
 _FILTER_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -88,7 +88,7 @@ class TraceFilter(Record):
         fields = type(self).model_fields
         return {
             fields[name].serialization_alias or name: getattr(self, name)
-            for name in _TEXT_FILTERS
+            for name in TEXT_FILTERS
             if getattr(self, name) is not None
         }
 
@@ -98,8 +98,9 @@ class TraceFilter(Record):
         return any(v for v in (self.metadata, self.attributes, self.scope))
 
 
-#: The filters that compare one text column of the root span for equality.
-_TEXT_FILTERS = (
+#: The filters (``TraceFilter`` attributes) that compare one text column of the root span for
+#: equality; ``TEXT_FILTER_COLUMNS`` names their columns, in the same order.
+TEXT_FILTERS = (
     "trace_id",
     "span_type",
     "entity_type",
@@ -115,6 +116,11 @@ _TEXT_FILTERS = (
     "environment",
     "service_name",
     "source",
+)
+
+
+TEXT_FILTER_COLUMNS = tuple(
+    TraceFilter.model_fields[name].serialization_alias or name for name in TEXT_FILTERS
 )
 
 

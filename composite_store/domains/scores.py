@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, get_args
 
+from composite_store.domains.args import optional_id, page_window, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.records.base import coerce
 from composite_store.records.scores import EvalRecord, EvalType, Score, ScoreSource
-from composite_store.rules.paging import Window, build_page, window, window_from
+from composite_store.rules.paging import Window, build_page, window
 from composite_store.types import Page, Pagination, PerPage
 
 __all__ = ["EvalQuery", "ScoreQuery", "ScoresDomain"]
@@ -61,26 +62,6 @@ class EvalQuery:
     count: bool
 
 
-def _key(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _optional_key(value: Any, what: str) -> str | None:
-    return None if value is None else _key(value, what)
-
-
-def _pagination(pagination: Pagination | Mapping[str, Any] | None) -> Window:
-    if pagination is not None and not isinstance(pagination, (Pagination, Mapping)):
-        raise ValidationError(
-            f"pagination must be a Pagination or a dict, got {type(pagination).__name__}"
-        )
-    if isinstance(pagination, Mapping):
-        pagination = coerce(Pagination, pagination, what="pagination")
-    return window_from(pagination, default=DEFAULT_PER_PAGE)
-
-
 class ScoresDomain(Domain):
     """Scorer results (``mastra_scorers``) and eval results (``mastra_evals``).
 
@@ -103,7 +84,7 @@ class ScoresDomain(Domain):
     async def get_score_by_id(self, *, id: str) -> Score | None:
         """Return the score with this id, or None."""
         self._check()
-        return await self._get_score(_key(id, "id"))
+        return await self._get_score(require_id(id, "id"))
 
     async def list_scores_by_scorer_id(
         self,
@@ -121,11 +102,11 @@ class ScoresDomain(Domain):
         if source is not None and source not in get_args(ScoreSource):
             raise ValidationError(f"source must be 'LIVE' or 'TEST', got {source!r}")
         query = ScoreQuery(
-            scorer_id=_key(scorer_id, "scorer_id"),
-            entity_id=_optional_key(entity_id, "entity_id"),
-            entity_type=_optional_key(entity_type, "entity_type"),
+            scorer_id=require_id(scorer_id, "scorer_id"),
+            entity_id=optional_id(entity_id, "entity_id"),
+            entity_type=optional_id(entity_type, "entity_type"),
             source=source,
-            window=_pagination(pagination),
+            window=page_window(pagination, default=DEFAULT_PER_PAGE),
             count=include_total,
         )
         return await self._page(query)
@@ -140,7 +121,9 @@ class ScoresDomain(Domain):
         """List the scores given to one run, newest first (ties by id)."""
         self._check()
         query = ScoreQuery(
-            run_id=_key(run_id, "run_id"), window=_pagination(pagination), count=include_total
+            run_id=require_id(run_id, "run_id"),
+            window=page_window(pagination, default=DEFAULT_PER_PAGE),
+            count=include_total,
         )
         return await self._page(query)
 
@@ -158,9 +141,9 @@ class ScoresDomain(Domain):
         """
         self._check()
         query = ScoreQuery(
-            entity_id=_key(entity_id, "entity_id"),
-            entity_type=_optional_key(entity_type, "entity_type"),
-            window=_pagination(pagination),
+            entity_id=require_id(entity_id, "entity_id"),
+            entity_type=optional_id(entity_type, "entity_type"),
+            window=page_window(pagination, default=DEFAULT_PER_PAGE),
             count=include_total,
         )
         return await self._page(query)
@@ -185,9 +168,9 @@ class ScoresDomain(Domain):
                 "is off); route the scores domain to a backend that has it"
             )
         query = ScoreQuery(
-            trace_id=_key(trace_id, "trace_id"),
-            span_id=_key(span_id, "span_id"),
-            window=_pagination(pagination),
+            trace_id=require_id(trace_id, "trace_id"),
+            span_id=require_id(span_id, "span_id"),
+            window=page_window(pagination, default=DEFAULT_PER_PAGE),
             count=include_total,
         )
         return await self._page(query)
@@ -229,7 +212,7 @@ class ScoresDomain(Domain):
         if w.empty:
             return build_page([], w, 0)
         rows, total = await self._list_evals(
-            EvalQuery(_optional_key(agent_name, "agent_name"), type, w, include_total)
+            EvalQuery(optional_id(agent_name, "agent_name"), type, w, include_total)
         )
         return build_page(rows, w, total)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from composite_store.domains.args import require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import ValidationError
 from composite_store.records.base import coerce, now_utc
@@ -32,12 +33,6 @@ class RunQuery:
     created: DateRange | None
     window: Window
     count: bool
-
-
-def _name(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value
 
 
 def _snapshot(value: Any) -> dict[str, Any]:
@@ -67,8 +62,8 @@ class WorkflowsDomain(Domain):
         run = coerce(
             WorkflowRun,
             {
-                "workflow_name": _name(workflow_name, "workflow_name"),
-                "run_id": _name(run_id, "run_id"),
+                "workflow_name": require_id(workflow_name, "workflow_name"),
+                "run_id": require_id(run_id, "run_id"),
                 "resource_id": resource_id,
                 "snapshot": _snapshot(snapshot),
                 "created_at": created_at or now,
@@ -83,7 +78,9 @@ class WorkflowsDomain(Domain):
     ) -> dict[str, Any] | None:
         """Return the stored snapshot, or None."""
         self._check()
-        run = await self._get_run(_name(run_id, "run_id"), _name(workflow_name, "workflow_name"))
+        run = await self._get_run(
+            require_id(run_id, "run_id"), require_id(workflow_name, "workflow_name")
+        )
         return run.snapshot if run is not None else None
 
     async def list_workflow_runs(
@@ -125,12 +122,14 @@ class WorkflowsDomain(Domain):
     ) -> WorkflowRun | None:
         """Return the run with this id (in ``workflow_name`` when given), or None."""
         self._check()
-        return await self._get_run(_name(run_id, "run_id"), workflow_name)
+        return await self._get_run(require_id(run_id, "run_id"), workflow_name)
 
     async def delete_workflow_run_by_id(self, *, run_id: str, workflow_name: str) -> None:
         """Delete one run; a missing run is not an error."""
         self._check()
-        await self._delete_run(_name(run_id, "run_id"), _name(workflow_name, "workflow_name"))
+        await self._delete_run(
+            require_id(run_id, "run_id"), require_id(workflow_name, "workflow_name")
+        )
 
     async def update_workflow_results(
         self,
@@ -147,8 +146,8 @@ class WorkflowsDomain(Domain):
         Atomic under concurrent writers where ``capabilities.concurrent_updates``.
         """
         self._check()
-        _name(step_id, "step_id")
-        rid = _name(run_id, "run_id")
+        require_id(step_id, "step_id")
+        rid = require_id(run_id, "run_id")
 
         def update(current: dict[str, Any] | None) -> dict[str, Any]:
             return apply_step_result(
@@ -160,7 +159,7 @@ class WorkflowsDomain(Domain):
             )
 
         snapshot = await self._update_snapshot(
-            _name(workflow_name, "workflow_name"), rid, update, now_utc()
+            require_id(workflow_name, "workflow_name"), rid, update, now_utc()
         )
         assert snapshot is not None  # update() never declines
         context: dict[str, Any] = snapshot.get("context", {})
@@ -178,8 +177,8 @@ class WorkflowsDomain(Domain):
             raise ValidationError("opts must be a dict")
         patch = dict(opts)
         return await self._update_snapshot(
-            _name(workflow_name, "workflow_name"),
-            _name(run_id, "run_id"),
+            require_id(workflow_name, "workflow_name"),
+            require_id(run_id, "run_id"),
             lambda current: apply_state(current, patch),
             now_utc(),
         )

@@ -13,6 +13,7 @@ from composite_store.inmemory.scores import InMemoryScores
 from composite_store.inmemory.workflow_definitions import InMemoryWorkflowDefinitions
 from composite_store.inmemory.workflows import InMemoryWorkflows
 from composite_store.store import Store
+from composite_store.urls import check_options
 
 __all__ = [
     "InMemoryData",
@@ -43,7 +44,6 @@ class InMemoryStore(Store):
     }
 
     def __init__(self, url: str = "memory://", **options: Any) -> None:
-        if options:
-            raise TypeError(f"memory:// takes no options, got {sorted(options)}")
+        check_options(options, (), "memory://")
         self.data = InMemoryData()
         super().__init__({k: cls(data=self.data) for k, cls in self.domain_classes.items()})

@@ -7,7 +7,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from composite_store.domains.base import Capabilities, Domain
+from composite_store.domains.base import Capabilities
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.inmemory.physical import Layout, describe_layout
 from composite_store.records.base import Record
@@ -32,7 +33,7 @@ class InMemoryData:
         return self.tables.setdefault(name, {})
 
 
-class InMemoryDomain(Domain):
+class InMemoryDomain(Transferable, Migratable, Inspectable):
     """Base of the in-memory domains: the semantics oracle the conformance suite trusts.
 
     Every method body runs without awaiting between its reads and writes, so on one event loop
@@ -154,6 +155,4 @@ def paginate(
 ) -> list[T]:
     """Sort and cut one page plus one extra row (for ``has_more``)."""
     ordered = sorted(records, key=key, reverse=descending)
-    if window.limit is None:
-        return ordered[window.offset :]
-    return ordered[window.offset : window.offset + window.limit + 1]
+    return ordered[window.offset : window.stop]

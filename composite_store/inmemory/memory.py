@@ -6,17 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError
+from composite_store.errors import NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
 from composite_store.records.memory import Message, Resource, Thread
-from composite_store.rules.merge import shallow_merge
 from composite_store.types import DateRange
 
 __all__ = ["InMemoryMemory"]
@@ -71,17 +70,9 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         current = self._threads.get(thread_id)
         if current is None:
             return None
-        stored_wm = (current.metadata or {}).get("workingMemory")
-        if expected_working_memory is not UNSET and stored_wm != expected_working_memory:
-            raise ConflictError(f"working memory of thread {thread_id!r} changed since it was read")
-        updated = current.model_copy(
-            update={
-                "title": title if title is not None else current.title,
-                "metadata": shallow_merge(current.metadata, metadata),
-                "updated_at": updated_at,
-            },
-            deep=True,
-        )
+        updated = thread_after_update(
+            current, title, metadata, updated_at, expected_working_memory
+        ).model_copy(deep=True)
         self._threads[thread_id] = updated
         return updated.model_copy(deep=True)
 

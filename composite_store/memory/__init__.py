@@ -18,20 +18,33 @@ keeps it in the thread's ``metadata["workingMemory"]``, as Mastra does, so a Mas
 sharing the database sees the same memory.
 """
 
-from composite_store.memory.config import Mode, Scope, WorkingMemoryConfig
+from composite_store.memory.config import (
+    STATE_SIGNAL_TOOL_NAME,
+    TOOL_NAME,
+    Mode,
+    Scope,
+    ToolVersion,
+    WorkingMemoryConfig,
+)
 from composite_store.memory.memory import HasMemory, Memory, WorkingMemoryValue
 from composite_store.memory.recall import RecallFormat, to_anthropic, to_openai
+from composite_store.memory.signals import STATE_ID, SignalTracking, StateSignal
 from composite_store.memory.templates import DEFAULT_TEMPLATE
-from composite_store.memory.tool import TOOL_NAME, tool_definition
+from composite_store.memory.tool import tool_definition
 
 __all__ = [
     "DEFAULT_TEMPLATE",
+    "STATE_ID",
+    "STATE_SIGNAL_TOOL_NAME",
     "TOOL_NAME",
     "HasMemory",
     "Memory",
     "Mode",
     "RecallFormat",
     "Scope",
+    "SignalTracking",
+    "StateSignal",
+    "ToolVersion",
     "WorkingMemoryConfig",
     "WorkingMemoryValue",
     "to_anthropic",

@@ -8,19 +8,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from composite_store.errors import ValidationError
+from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.memory.schemas import MemorySchema
 from composite_store.memory.templates import DEFAULT_TEMPLATE
 
-__all__ = ["Mode", "Scope", "WorkingMemoryConfig"]
+__all__ = ["Mode", "Scope", "ToolVersion", "WorkingMemoryConfig"]
 
 #: ``resource``: one memory per resource (user, tenant), shared by all its threads;
 #: ``thread``: one memory per thread.
 Scope = Literal["resource", "thread"]
 #: ``template``: Markdown text replaced whole; ``schema``: a JSON object updated by merges.
 Mode = Literal["template", "schema"]
+#: Mastra's template tool generations: ``stable`` (the whole text per call) and ``vnext`` (its
+#: experimental search-and-replace tool, which this library does not offer yet).
+ToolVersion = Literal["stable", "vnext"]
 
 _SCOPES = ("resource", "thread")
+
+#: The write tool's name, as Mastra names it (stored tool invocations use it too).
+TOOL_NAME = "updateWorkingMemory"
+#: Its name when working memory is delivered as a state signal.
+STATE_SIGNAL_TOOL_NAME = "setWorkingMemory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +42,21 @@ class WorkingMemoryConfig:
     Give a Markdown ``template`` (the default template when neither is given), or a ``schema``:
     a pydantic model class or a JSON Schema dict describing a JSON object. Giving both raises
     ``ValidationError``, as does an invalid JSON Schema.
+
+    ``use_state_signals=True`` (experimental, as in Mastra) changes only how the memory reaches
+    the model: no system message; instead ``Memory.state_signal`` returns a
+    :class:`~composite_store.memory.signals.StateSignal` (``stateId`` ``working-memory``) to put
+    in the context, emitted once per distinct snapshot and again when the last one has slid out
+    of the context window; the write tool is named ``setWorkingMemory``. The stored memory is
+    the same. It cannot be combined with ``version="vnext"``.
     """
 
     enabled: bool = True
     scope: Scope = "resource"
     template: str | None = None
     schema: type[BaseModel] | Mapping[str, Any] | None = None
+    use_state_signals: bool = False
+    version: ToolVersion = "stable"
     _compiled: MemorySchema | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +78,22 @@ class WorkingMemoryConfig:
                 f"template must be non-blank Markdown text, got {self.template!r}; "
                 "omit it to use the default template"
             )
+        if not isinstance(self.use_state_signals, bool):
+            raise ValidationError(
+                f"use_state_signals must be True or False, got {self.use_state_signals!r}"
+            )
+        if self.version not in ("stable", "vnext"):
+            raise ValidationError(f"version must be 'stable' or 'vnext', got {self.version!r}")
+        if self.version == "vnext":
+            if self.use_state_signals:
+                raise ValidationError(
+                    "use_state_signals cannot be combined with version='vnext' (as in Mastra): "
+                    "state signals deliver the stable tool's whole-document memory"
+                )
+            raise UnsupportedOperationError(
+                "version='vnext' (Mastra's experimental search-and-replace tool) is not "
+                "offered; use the default version='stable'"
+            )
         if self.schema is not None:
             # Compiled once here, so a bad schema fails at configuration time, not mid-chat.
             object.__setattr__(self, "_compiled", MemorySchema.from_source(self.schema))
@@ -69,6 +102,12 @@ class WorkingMemoryConfig:
     def mode(self) -> Mode:
         """``"schema"`` when a schema is configured, else ``"template"``."""
         return "schema" if self.schema is not None else "template"
+
+    @property
+    def tool_name(self) -> str:
+        """The write tool's name: ``setWorkingMemory`` with state signals (Mastra's name on that
+        path), else ``updateWorkingMemory``."""
+        return STATE_SIGNAL_TOOL_NAME if self.use_state_signals else TOOL_NAME
 
     @property
     def effective_template(self) -> str:

@@ -7,9 +7,8 @@ import re
 from typing import Any
 
 from composite_store.memory.config import WorkingMemoryConfig
-from composite_store.memory.tool import TOOL_NAME
 
-__all__ = ["system_text"]
+__all__ = ["signal_text", "system_text"]
 
 _TAG = re.compile(r"<(/?)(working_memory)", re.IGNORECASE)
 
@@ -29,6 +28,7 @@ def system_text(
     """
     shape = _shape(config)
     data = _data(memory)
+    tool = config.tool_name
     if read_only:
         return "\n".join(
             [
@@ -49,14 +49,14 @@ def system_text(
         )
     if config.mode == "schema":
         how = (
-            f"4. Call {TOOL_NAME} with only the fields you want to add or change, as a JSON "
+            f"4. Call {tool} with only the fields you want to add or change, as a JSON "
             "object in `memory`: it is merged into the stored memory. Nested objects merge "
             "field by field; set a field to null to delete it; an array replaces the stored "
             "array, so always send the complete array. Fields you leave out are kept."
         )
     else:
         how = (
-            f"4. Call {TOOL_NAME} with the complete Markdown document as a string in `memory`: "
+            f"4. Call {tool} with the complete Markdown document as a string in `memory`: "
             "it replaces the stored memory entirely. Keep the structure of the template, "
             "including sections that are still empty, and every fact already stored."
         )
@@ -65,7 +65,7 @@ def system_text(
             "WORKING MEMORY",
             f"You have a working memory: durable notes about the user and this conversation "
             f"that you will see again {_SPAN[config.scope]}. Keep it current with the "
-            f"{TOOL_NAME} tool.",
+            f"{tool} tool.",
             "",
             "Rules:",
             "1. Save anything likely to matter later (names, places, time zones, preferences, "
@@ -73,11 +73,27 @@ def system_text(
             "2. When a stored fact changes, update it, however small the change.",
             "3. Do not mention the memory to the user, and do not quiz the user to fill it.",
             how,
-            f"5. Call {TOOL_NAME} only when something new or changed needs saving.",
+            f"5. Call {tool} only when something new or changed needs saving.",
             "",
             shape,
             "",
             data,
+        ]
+    )
+
+
+def signal_text(config: WorkingMemoryConfig, memory: str | dict[str, Any] | None) -> str:
+    """The contents of a working-memory state signal: the template (or schema) and the current
+    memory, as in the system message, without its rules (the tool's description carries how
+    to update it)."""
+    return "\n".join(
+        [
+            "Current working memory for this conversation. Update it with the "
+            f"{config.tool_name} tool when relevant information changes.",
+            "",
+            _shape(config),
+            "",
+            _data(memory),
         ]
     )
 

@@ -7,10 +7,13 @@ import copy
 import logging
 import random
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, overload
 
+from pydantic import ValidationError as PydanticValidationError
+
+from composite_store.domains.args import require_id
 from composite_store.domains.memory import MemoryDomain
 from composite_store.errors import (
     ConflictError,
@@ -18,13 +21,16 @@ from composite_store.errors import (
     UnsupportedOperationError,
     ValidationError,
 )
+from composite_store.memory import signals
 from composite_store.memory.config import WorkingMemoryConfig
-from composite_store.memory.instructions import system_text
+from composite_store.memory.instructions import signal_text, system_text
 from composite_store.memory.recall import RecallFormat, to_anthropic, to_openai
 from composite_store.memory.schemas import dump_object, parse_object
+from composite_store.memory.signals import StateSignal
 from composite_store.memory.templates import overwrites_with_empty
-from composite_store.memory.tool import TOOL_NAME, read_arguments, tool_definition
-from composite_store.records.memory import Thread
+from composite_store.memory.tool import read_arguments, tool_definition
+from composite_store.records.base import now_utc
+from composite_store.records.memory import Message, Thread
 from composite_store.rules.merge import deep_merge
 from composite_store.types import OrderBy
 
@@ -163,9 +169,9 @@ class Memory:
         """
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
-        _require_id(resource_id, "resource_id")
+        require_id(resource_id, "resource_id")
         meta = dict(metadata or {})
-        existing = await self.domain.get_thread_by_id(thread_id=_require_id(thread_id, "thread_id"))
+        existing = await self.domain.get_thread_by_id(thread_id=require_id(thread_id, "thread_id"))
         if existing is not None and existing.resource_id != resource_id:
             raise ConflictError(
                 f"thread {thread_id!r} already exists and belongs to another resource than "
@@ -194,6 +200,48 @@ class Memory:
                     "metadata": meta or None,
                 }
             )
+        if title is None and not meta:
+            return await self.domain.get_thread_by_id(thread_id=thread_id) or existing
+        return await self.domain.update_thread(id=thread_id, title=title, metadata=meta or None)
+
+    async def update_thread(
+        self,
+        *,
+        thread_id: str,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread:
+        """Set a thread's title and shallow-merge its metadata, as ``store.memory.update_thread``
+        does, with working memory in ``metadata["workingMemory"]`` applied as Mastra applies it.
+
+        In resource scope that memory goes to the thread's resource (an update like any other:
+        merged and validated in schema mode; the empty template never overwrites real memory),
+        and the thread keeps its metadata as given. In thread scope it is merged into the
+        thread's own memory. A read-only or disabled Memory stores the metadata as given.
+        ``NotFoundError`` for a missing thread; ``ValidationError`` (nothing written) for
+        memory the schema refuses.
+        """
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
+        thread_id = require_id(thread_id, "thread_id")
+        existing = await self.domain.get_thread_by_id(thread_id=thread_id)
+        if existing is None:
+            raise NotFoundError(f"thread {thread_id!r} not found")
+        meta = dict(metadata or {})
+        seed = meta.get("workingMemory")
+        if self.enabled and not self.read_only and seed is not None:
+            target = _Target(self.config.scope, thread_id, existing.resource_id)
+            patch = self._patch(seed, what='metadata["workingMemory"]')
+            try:
+                await self._seed(target, patch, meta, new_thread=False)
+            except _EmptyTemplate:
+                logger.warning(
+                    "%s: the working memory in the thread's metadata is the empty template; "
+                    "the stored memory was kept",
+                    target.label,
+                )
+            except _Rejected as exc:
+                raise ValidationError(str(exc)) from None
         if title is None and not meta:
             return await self.domain.get_thread_by_id(thread_id=thread_id) or existing
         return await self.domain.update_thread(id=thread_id, title=title, metadata=meta or None)
@@ -283,8 +331,12 @@ class Memory:
         *,
         thread_id: str,
         resource_id: str | None = None,
+        read_only: bool | None = None,
     ) -> dict[str, Any]:
         """Apply a call of the ``updateWorkingMemory`` tool; return ``{"success", "message"}``.
+
+        ``read_only`` overrides the Memory's for this call (as on ``list_tools`` and
+        ``system_message``): a read-only call answers ``success: False`` and writes nothing.
 
         ``arguments`` is the dict of arguments or their JSON text. What the model got wrong
         (bad arguments, a schema violation, the empty template over real memory, a call while
@@ -294,16 +346,17 @@ class Memory:
         off (``UnsupportedOperationError``), a missing thread in thread scope
         (``NotFoundError``), exhausted retries (``ConflictError``).
         """
-        if name != TOOL_NAME:
+        if name != self.config.tool_name:
             raise ValidationError(
-                f"{name!r} is not a working memory tool; this Memory handles {TOOL_NAME!r}"
+                f"{name!r} is not a working memory tool; this Memory handles "
+                f"{self.config.tool_name!r}"
             )
         if not self.enabled:
             raise UnsupportedOperationError(
                 "working memory is off: pass working_memory=WorkingMemoryConfig(...) to Memory"
             )
         target = self._target(thread_id, resource_id)
-        if self.read_only:
+        if self._read_only(read_only):
             return _result(False, "Working memory is read-only in this session: nothing was saved.")
         try:
             patch = self._patch(read_arguments(arguments, self.config), what="`memory`")
@@ -322,13 +375,77 @@ class Memory:
         self, *, thread_id: str, resource_id: str | None = None, read_only: bool | None = None
     ) -> str:
         """The system-message text with the template or schema, the current memory and the
-        rules for keeping it (no update instructions when read-only). Empty when off."""
-        if not self.enabled:
+        rules for keeping it (no update instructions when read-only). Empty when off, and with
+        ``use_state_signals`` (the memory then travels as :meth:`state_signal`)."""
+        if not self.enabled or self.config.use_state_signals:
             return ""
         memory = await self.get_working_memory(thread_id=thread_id, resource_id=resource_id)
         return system_text(self.config, memory, read_only=self._read_only(read_only))
 
     # -- recall --------------------------------------------------------------------------------
+
+    async def state_signal(
+        self,
+        *,
+        thread_id: str,
+        resource_id: str | None = None,
+        context_window: Sequence[Message | Mapping[str, Any]] | None = None,
+    ) -> StateSignal | None:
+        """The working-memory snapshot to add to the model's context, or None when none is due.
+
+        Only with ``WorkingMemoryConfig(use_state_signals=True)`` (``UnsupportedOperationError``
+        otherwise). ``context_window`` is the list of messages about to be sent: a snapshot
+        whose cache key the thread last received is not emitted again while one is still in
+        that window (the messages of :meth:`StateSignal.to_message` are recognised), and is
+        emitted again, with the same cache key, once it has slid out. A changed memory always
+        gives a new snapshot. The thread's tracking metadata (``metadata["stateSignals"]``)
+        records what was emitted; a read-only Memory emits but records nothing.
+        """
+        if not self.enabled or not self.config.use_state_signals:
+            raise UnsupportedOperationError(
+                "state signals are off: pass WorkingMemoryConfig(use_state_signals=True); by "
+                "default working memory travels in system_message()"
+            )
+        memory = await self.get_working_memory(thread_id=thread_id, resource_id=resource_id)
+        thread = await self.domain.get_thread_by_id(thread_id=thread_id)
+        if thread is None:
+            raise NotFoundError(f"thread {thread_id!r} not found")
+        lanes = (thread.metadata or {}).get(signals.TRACKING_KEY)
+        raw = lanes.get(signals.STATE_ID) if isinstance(lanes, Mapping) else None
+        try:
+            tracking = signals.SignalTracking.model_validate(raw) if raw else None
+        except PydanticValidationError:
+            tracking = None  # unreadable tracking: start the lane afresh
+        form = "json" if self.config.mode == "schema" else "markdown"
+        key = signals.cache_key(form, memory)
+        if (
+            tracking is not None
+            and tracking.current_cache_key == key
+            and signals.has_snapshot(context_window)
+        ):
+            return None
+        version = 1 if tracking is None else tracking.version + 1
+        after = signals.SignalTracking(
+            current_cache_key=key,
+            version=version,
+            last_signal_id=f"state:{signals.STATE_ID}:{version}",
+            updated_at=now_utc(),
+        )
+        if not self.read_only:
+            merged = {**(lanes if isinstance(lanes, Mapping) else {})}
+            merged[signals.STATE_ID] = after.model_dump(by_alias=True, mode="json")
+            await self.domain.update_thread(
+                id=thread_id, metadata={signals.TRACKING_KEY: merged}
+            )
+        return signals.StateSignal(
+            id=after.last_signal_id,
+            cache_key=key,
+            contents=signal_text(self.config, memory),
+            working_memory=memory,
+            format=form,
+            scope=self.config.scope,
+            tracking=after,
+        )
 
     @overload
     async def recall(
@@ -405,9 +522,9 @@ class Memory:
             )
 
     def _target(self, thread_id: str, resource_id: str | None) -> _Target:
-        _require_id(thread_id, "thread_id")
+        require_id(thread_id, "thread_id")
         if resource_id is not None:
-            _require_id(resource_id, "resource_id")
+            require_id(resource_id, "resource_id")
         elif self.config.scope == "resource":
             raise ValidationError(
                 "working memory is resource-scoped but no resource_id was given: pass "
@@ -566,12 +683,6 @@ def _without_nulls(value: Any) -> Any:
     """
     if isinstance(value, dict):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    return value
-
-
-def _require_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
     return value
 
 

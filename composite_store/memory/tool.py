@@ -7,12 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from composite_store.errors import ValidationError
-from composite_store.memory.config import WorkingMemoryConfig
+from composite_store.memory.config import STATE_SIGNAL_TOOL_NAME, TOOL_NAME, WorkingMemoryConfig
 
-__all__ = ["TOOL_NAME", "read_arguments", "tool_definition"]
-
-#: The tool's name, as Mastra names it (stored tool invocations use it too).
-TOOL_NAME = "updateWorkingMemory"
+__all__ = ["STATE_SIGNAL_TOOL_NAME", "TOOL_NAME", "read_arguments", "tool_definition"]
 
 _TEMPLATE_DESCRIPTION = (
     "Save your working memory: durable notes about the user and this conversation that you "
@@ -39,7 +36,7 @@ def tool_definition(config: WorkingMemoryConfig) -> dict[str, Any]:
     """
     if config.mode == "template":
         return {
-            "name": TOOL_NAME,
+            "name": config.tool_name,
             "description": _TEMPLATE_DESCRIPTION,
             "parameters": {
                 "type": "object",
@@ -64,7 +61,7 @@ def tool_definition(config: WorkingMemoryConfig) -> dict[str, Any]:
         "description", "The fields to add or change, as a JSON object (merged into memory)."
     )
     return {
-        "name": TOOL_NAME,
+        "name": config.tool_name,
         "description": _SCHEMA_DESCRIPTION,
         "parameters": {
             "type": "object",
@@ -96,10 +93,10 @@ def read_arguments(arguments: Mapping[str, Any] | str, config: WorkingMemoryConf
     extra = sorted(set(arguments) - {"memory"})
     if extra:
         raise ValidationError(
-            f"unexpected arguments {extra}: {TOOL_NAME} takes one argument, `memory`"
+            f"unexpected arguments {extra}: {config.tool_name} takes one argument, `memory`"
         )
     if "memory" not in arguments:
-        raise ValidationError(f"missing the `memory` argument of {TOOL_NAME}")
+        raise ValidationError(f"missing the `memory` argument of {config.tool_name}")
     memory = arguments["memory"]
     if config.mode == "template" and not isinstance(memory, str):
         raise ValidationError(

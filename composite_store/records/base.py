@@ -18,6 +18,7 @@ __all__ = [
     "Timestamp",
     "coerce",
     "iso_ms",
+    "not_blank",
     "now_utc",
     "stored",
     "to_utc_ms",
@@ -48,6 +49,13 @@ def iso_ms(value: datetime) -> str:
     # isoformat is C all the way (strftime is twice as slow, and does not pad years < 1000
     # on glibc); [:-6] drops "+00:00".
     return value.isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def not_blank(value: str) -> str:
+    """A field validator: refuse an id that is empty or only whitespace."""
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
 
 
 def now_utc() -> datetime:

@@ -35,6 +35,12 @@ class Dataset(StampedRecord):
     target_ids: StringList | None = stored("targetIds", default=None)
     scorer_ids: StringList | None = stored("scorerIds", default=None)
     version: int = Field(default=0, ge=0)
+    # Mastra 1.x's: the request-context schema, tenancy, and the candidate it was made for.
+    request_context_schema: JsonObject | None = stored("requestContextSchema", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
+    candidate_key: str | None = stored("candidateKey", default=None)
+    candidate_id: str | None = stored("candidateId", default=None)
     # Nullable as documented (rows written elsewhere may lack them); ours always set them.
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
@@ -73,6 +79,14 @@ class DatasetItem(StampedRecord):
     request_context: JsonObject | None = stored("requestContext", default=None)
     metadata: JsonObject | None = None
     source: JsonObject | None = None
+    # Mastra 1.x's: trajectory and tool mocks of agent items, scorers, tenancy, external id.
+    expected_trajectory: JsonValue = stored("expectedTrajectory", default=None)
+    tool_mocks: JsonValue = stored("toolMocks", default=None)
+    unmocked_tool_policy: str | None = stored("unmockedToolPolicy", default=None)
+    scorer_ids: StringList | None = stored("scorerIds", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
+    external_id: str | None = stored("externalId", default=None)
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
 

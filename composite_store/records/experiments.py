@@ -32,13 +32,25 @@ class Experiment(StampedRecord):
     metadata: JsonObject | None = None
     dataset_id: str | None = stored("datasetId", default=None)
     dataset_version: int | None = stored("datasetVersion", default=None, ge=0)
-    target_type: str = stored("targetType", min_length=1)
-    target_id: str = stored("targetId", min_length=1)
+    # create_experiment requires both; nullable as stored (Mastra 1.x leaves them null).
+    target_type: str | None = stored("targetType", default=None, min_length=1)
+    target_id: str | None = stored("targetId", default=None, min_length=1)
     status: ExperimentStatus = "pending"
     total_items: int = stored("totalItems", default=0, ge=0)
     succeeded_count: int = stored("succeededCount", default=0, ge=0)
     failed_count: int = stored("failedCount", default=0, ge=0)
     skipped_count: int = stored("skippedCount", default=0, ge=0)
+    # Mastra 1.x's: provenance, grouping of compared runs, scorers, tenancy.
+    provenance: JsonValue = None
+    runner_attestation: JsonValue = stored("runnerAttestation", default=None)
+    experiment_set_id: str | None = stored("experimentSetId", default=None)
+    comparison_id: str | None = stored("comparisonId", default=None)
+    variant_id: str | None = stored("variantId", default=None)
+    trial_index: int | None = stored("trialIndex", default=None)
+    scorer_ids: StringList | None = stored("scorerIds", default=None)
+    agent_version: str | None = stored("agentVersion", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
     started_at: Timestamp | None = stored("startedAt", default=None)
     completed_at: Timestamp | None = stored("completedAt", default=None)
     # Nullable as documented (rows written elsewhere may lack them); ours always set them.
@@ -63,6 +75,13 @@ class ExperimentResult(Record):
     trace_id: str | None = stored("traceId", default=None)
     status: ResultStatus | None = None
     tags: StringList | None = None
+    # Mastra 1.x's: metadata, the attempt, a reviewer's comment, tool mocks, tenancy.
+    metadata: JsonObject | None = None
+    attempt: int | None = None
+    comment: str | None = None
+    tool_mock_report: JsonValue = stored("toolMockReport", default=None)
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
     created_at: Timestamp | None = when("createdAt")
 
     @field_validator("input")

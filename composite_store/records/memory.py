@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, when
+from composite_store.records.base import Record, StampedRecord, Timestamp, not_blank, stored, when
 from composite_store.records.json import parse_json
 from composite_store.records.trusted import RowReader, row_reader, trusted
 
@@ -38,9 +38,7 @@ class Thread(StampedRecord):
     @field_validator("id", "resource_id")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
+        return not_blank(value)
 
     @field_validator("title", mode="before")
     @classmethod
@@ -126,9 +124,7 @@ class Message(Record):
     @field_validator("id", "thread_id")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
+        return not_blank(value)
 
     def stored_row(self) -> dict[str, Any]:
         """The stored row: documented names, ``content`` as its JSON text (dumped once)."""

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from composite_store.records.base import Record, Timestamp, stored, when
+from composite_store.records.base import Record, Timestamp, not_blank, stored, when
 from composite_store.records.json import compact_json
 
 __all__ = [
@@ -45,12 +45,6 @@ def to_unix_nanos(value: datetime) -> int:
     return (value - _EPOCH) // timedelta(microseconds=1) * 1000
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
 class Span(Record):
     """One AI span (``mastra_ai_spans``), keyed by (``trace_id``, ``span_id``).
 
@@ -85,6 +79,11 @@ class Span(Record):
     environment: str | None = None
     service_name: str | None = stored("serviceName", default=None)
     source: str | None = None
+    # Mastra 1.x's (@mastra/core 1.71): the versions of the entities, and the experiment.
+    entity_version_id: str | None = stored("entityVersionId", default=None)
+    parent_entity_version_id: str | None = stored("parentEntityVersionId", default=None)
+    root_entity_version_id: str | None = stored("rootEntityVersionId", default=None)
+    experiment_id: str | None = stored("experimentId", default=None)
     scope: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     tags: list[str] | None = None
@@ -100,7 +99,7 @@ class Span(Record):
     @field_validator("trace_id", "span_id", "span_type")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @property
     def is_root(self) -> bool:
@@ -200,7 +199,8 @@ class OtelSpan(Record):
     """One OpenTelemetry span (``mastra_traces``).
 
     ``start_time``/``end_time`` are integer nanoseconds since the Unix epoch and round-trip
-    exactly. ``kind``: 0 internal, 1 client, 2 server, 3 producer, 4 consumer. ``status`` is
+    exactly. ``kind`` is OpenTelemetry's ``SpanKind`` value as its SDKs number it: 0 internal,
+    1 server, 2 client, 3 producer, 4 consumer (stored as given). ``status`` is
     ``{"code": 0|1|2, "message"?: str}``. ``other`` is JSON text; a dict or list given for it
     is serialized.
     """
@@ -223,7 +223,7 @@ class OtelSpan(Record):
     @field_validator("id", "trace_id")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @field_validator("kind", "start_time", "end_time", mode="before")
     @classmethod

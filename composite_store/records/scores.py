@@ -8,7 +8,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import (
+    Record,
+    StampedRecord,
+    Timestamp,
+    not_blank,
+    stored,
+    uuid4_str,
+    when,
+)
 
 __all__ = ["EvalRecord", "EvalType", "Score", "ScoreSource"]
 
@@ -16,12 +24,6 @@ __all__ = ["EvalRecord", "EvalType", "Score", "ScoreSource"]
 ScoreSource = Literal["LIVE", "TEST"]
 #: ``list_evals(type=...)``: evals of test runs (``test_info.testPath`` set) or live ones.
 EvalType = Literal["test", "live"]
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
 
 
 def _json_present(value: Any) -> Any:
@@ -66,13 +68,19 @@ class Score(StampedRecord):
     source: ScoreSource
     resource_id: str | None = stored("resourceId", default=None)
     thread_id: str | None = stored("threadId", default=None)
+    # Mastra 1.x's: tenancy, and the batch / dataset item an experiment scored.
+    organization_id: str | None = stored("organizationId", default=None)
+    project_id: str | None = stored("projectId", default=None)
+    batch_id: str | None = stored("batchId", default=None)
+    dataset_id: str | None = stored("datasetId", default=None)
+    dataset_item_id: str | None = stored("datasetItemId", default=None)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 
     @field_validator("id", "scorer_id", "run_id")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @field_validator("input", "output")
     @classmethod
@@ -116,7 +124,7 @@ class EvalRecord(Record):
     @field_validator("agent_name", "metric_name", "global_run_id", "run_id")
     @classmethod
     def _ids_not_blank(cls, value: str) -> str:
-        return _not_blank(value)
+        return not_blank(value)
 
     @field_validator("instructions", mode="before")
     @classmethod

@@ -3,7 +3,7 @@
 Each documented table (``composite_store.schema.TABLES``) holds exactly one record model whose
 stored names are the table's columns. The one column whose stored form differs from the
 record's value is ``mastra_messages.content``: the record holds the parsed format-2 content,
-the column its compact JSON text. Export and import (``Domain.export_records`` /
+the column its compact JSON text. Export and import (``Transferable.export_records`` /
 ``import_records``) and ``composite_store.admin.copy`` work on these rows and keys.
 """
 

@@ -18,6 +18,16 @@ class WorkflowDefinition(StampedRecord):
     description: str | None = None
     metadata: JsonObject | None = None
     active_version_id: str | None = stored("activeVersionId", default=None)
+    # Mastra 1.71's definition fields (another model of definitions; kept as stored).
+    input_schema: JsonValue = stored("inputSchema", default=None)
+    output_schema: JsonValue = stored("outputSchema", default=None)
+    state_schema: JsonValue = stored("stateSchema", default=None)
+    request_context_schema: JsonValue = stored("requestContextSchema", default=None)
+    graph: JsonValue = None
+    schedule: JsonValue = None
+    status: str | None = None
+    source: str | None = None
+    author_id: str | None = stored("authorId", default=None)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from composite_store.errors import ValidationError
+from composite_store.records.base import coerce
 from composite_store.types import OrderBy, Page, Pagination, PerPage
 
 __all__ = ["Window", "build_page", "order_field", "window", "window_from"]
@@ -28,6 +29,18 @@ class Window:
     def empty(self) -> bool:
         """``per_page=0``: no rows and no count."""
         return self.limit == 0
+
+    @property
+    def fetch(self) -> int | None:
+        """Rows to read for this page: one past it, so :func:`build_page` tells ``has_more``
+        from the extra row without a count; None reads all."""
+        return None if self.limit is None else self.limit + 1
+
+    @property
+    def stop(self) -> int | None:
+        """Where the rows to read end (``offset + fetch``), None for all: ``rows[w.offset :
+        w.stop]`` cuts them from a sorted list."""
+        return None if self.limit is None else self.offset + self.limit + 1
 
 
 def window(page: int | None, per_page: PerPage | None, *, default: PerPage) -> Window:
@@ -58,7 +71,7 @@ def window_from(pagination: Pagination | dict[str, Any] | None, *, default: PerP
     if pagination is None:
         return window(0, None, default=default)
     if isinstance(pagination, dict):
-        pagination = Pagination.model_validate(pagination)
+        pagination = coerce(Pagination, pagination, what="pagination")
     return window(pagination.page, pagination.per_page, default=default)
 
 
@@ -87,11 +100,12 @@ def order_field(
     """Return (stored field name, descending) for ``order_by``.
 
     ``allowed`` maps every accepted spelling (``created_at``, ``createdAt``) to the stored name.
+    Raises ``ValidationError`` for another field or a malformed ``order_by``.
     """
     if order_by is None:
         return default[0], default[1] == "DESC"
     if isinstance(order_by, dict):
-        order_by = OrderBy.model_validate(order_by)
+        order_by = coerce(OrderBy, order_by, what="order_by")
     try:
         stored = allowed[order_by.field]
     except KeyError:

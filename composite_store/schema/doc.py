@@ -19,9 +19,12 @@ from sqlalchemy.dialects import sqlite
 from composite_store.schema import (
     DEFAULT_PREFIX,
     DOMAINS,
+    POSTGRESQL,
     SCHEMA_VERSION,
+    SQLITE,
     TABLES,
     ColumnType,
+    Index,
     TableSpec,
     table,
     tables_for,
@@ -29,6 +32,35 @@ from composite_store.schema import (
 from composite_store.sql.sqlite import SqliteDialect
 
 __all__ = ["DEVIATIONS", "Deviation", "main", "render"]
+
+#: The differences from the tables Mastra 1.x creates (the golden schema test lists each).
+MASTRA_DIFFERENCES: tuple[str, ...] = (
+    "`mastra_evals`, `mastra_traces` and `mastra_workflow_definition_versions` are the seed's"
+    " tables; Mastra 1.x creates none of them.",
+    "`mastra_workflow_definitions` (beta) keeps the seed's model (`name`, `activeVersionId`,"
+    " numbered versions); Mastra 1.71's definitions are another model. The table carries"
+    " Mastra's columns too (nullable here: composite-store has no values for them), so that"
+    " either `init()` succeeds, but rows are not interchangeable.",
+    "`mastra_experiment_results` keeps its unique key (`experimentId`, `itemId`): one result"
+    " per item, upserted. Mastra 1.x keeps one per attempt (its unique index on"
+    " `experimentId`, `itemId`, `attempt` is created too), so Mastra's retries of an item"
+    " cannot be stored beside a result composite-store wrote.",
+    "`createdAt`/`updatedAt` of datasets, items, versions, experiments and results stay"
+    " nullable (NOT NULL in Mastra), so that databases of earlier releases stay current;"
+    " composite-store always writes them.",
+    "SQLite/libSQL: the spans and dataset items keep their documented primary keys (Mastra's"
+    " libSQL tables have none; its unique index on (`spanId`, `traceId`) is created too);"
+    " scorer and snapshot columns that Mastra's libSQL tables leave nullable are NOT NULL as"
+    " on PostgreSQL.",
+    "PostgreSQL: Mastra's trigger that sets the spans' `createdAt`/`updatedAt` to `now()` is"
+    " not created (composite-store writes the timestamps it is given; once Mastra's `init()`"
+    " has run on a shared database, the trigger is there and span timestamps are the"
+    " server's clock for both writers); Mastra's two"
+    " expression indexes over the snapshot JSON are not created either (no query of"
+    " composite-store's uses them).",
+    "composite-store's own indexes are kept where Mastra has none on those columns (threads"
+    " and messages newest first and scores by span on SQLite, all spans by `startedAt`).",
+)
 
 #: One line per domain: what it keeps.
 DOMAIN_PURPOSE: dict[str, str] = {
@@ -147,16 +179,43 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
         yield f"| `{col.name}` | {col.type.value} | {null} | {', '.join(notes)} |"
     yield ""
     if spec.primary_key:
-        yield f"- Primary key: ({', '.join(f'`{c}`' for c in spec.primary_key)})"
+        named = spec.primary_key_name()
+        pk_name = f", constraint `<schema>_{named}` on PostgreSQL" if named else ""
+        yield f"- Primary key: ({', '.join(f'`{c}`' for c in spec.primary_key)}){pk_name}"
     else:
         yield "- Primary key: none"
     for unique in spec.unique:
-        constraint = f"{name}_{'_'.join(unique)}_key"
-        yield f"- Unique: ({', '.join(f'`{c}`' for c in unique)}), constraint `{constraint}`"
-    for index in spec.indexes:
-        kind = "Unique index" if index.unique else "Index"
-        yield f"- {kind} `{index.name(name)}` on ({_cols(index.columns)})"
+        as_index = spec.unique_index_name(unique)
+        constraint = (
+            f"unique index `{as_index}` on PostgreSQL and SQLite/libSQL, else constraint"
+            if as_index
+            else "constraint"
+        )
+        yield (
+            f"- Unique: ({', '.join(f'`{c}`' for c in unique)}), {constraint} "
+            f"`{name}_{'_'.join(unique)}_key`"
+        )
+    for index in (*spec.indexes, *spec.mastra_indexes):
+        yield f"- {_index_line(index, name)}"
     yield ""
+
+
+_FAMILY_NAMES = {POSTGRESQL: "PostgreSQL", SQLITE: "SQLite/libSQL"}
+
+
+def _index_line(index: Index, name: str) -> str:
+    kind = "Unique index" if index.unique else "Index"
+    line = f"{kind} `{index.physical_name(name, DEFAULT_PREFIX)}` on ({_cols(index.columns)})"
+    if index.where_null:
+        line += f" where `{index.where_null}` is null"
+    if index.method:
+        line += f" using {index.method}"
+    if index.families:
+        where = " and ".join(_FAMILY_NAMES[f] for f in sorted(index.families, reverse=True))
+        line += f"; Mastra's, on {where} only"
+    elif index.mastra_name:
+        line += f" (`{index.name(name)}` on the other backends)"
+    return line
 
 
 def render() -> str:
@@ -213,9 +272,14 @@ def render() -> str:
         "",
         "PostgreSQL:",
         "",
-        "- The default schema is `public`. Index names carry no schema prefix; the workflow",
-        "  snapshot's unique constraint does:",
-        "  `public_mastra_workflow_snapshot_workflow_name_run_id_key`.",
+        "- The default schema is `public`. There index names carry no schema prefix; in another",
+        "  schema most of Mastra's carry `<schema>_` (the `idx_...` ones do not), cut at 63",
+        "  bytes. The workflow snapshot's unique constraint and the spans' primary key always",
+        "  carry it: `public_mastra_workflow_snapshot_workflow_name_run_id_key`,",
+        "  `public_mastra_ai_spans_traceid_spanid_pk` (Mastra's `init()` adds a key of that",
+        "  name when none exists).",
+        "- Mastra's own indexes (below, marked) are created too, so that Mastra's `init()`",
+        "  finds every one of them; MongoDB, Redis, MySQL and Oracle keep the portable ones.",
         "- Every timestamp column `c` is `TIMESTAMP` holding the UTC wall clock, plus a shadow",
         '  column `"cZ" TIMESTAMPTZ DEFAULT now()`. Both are written on every insert and update;',
         '  reads take `COALESCE("cZ", "c" AT TIME ZONE \'UTC\')`.',
@@ -228,8 +292,18 @@ def render() -> str:
         "- Timestamps are TEXT, exactly `YYYY-MM-DDTHH:MM:SS.sssZ`, so that they sort and",
         "  range-filter as strings alongside Mastra's rows.",
         "- JSON columns are written as JSON text; SQLite's binary JSONB (as Mastra writes it)",
-        "  is accepted on read where the engine can decode it.",
+        "  is read too: through `json()` on the libSQL engine, and by a decoder of",
+        "  composite-store's own on the stdlib `sqlite3`, whose SQLite predates JSONB.",
         "- Files use WAL, a busy timeout and `synchronous=NORMAL`, as Mastra's do.",
+        "- Booleans are declared INTEGER (0/1), as Mastra declares them.",
+        "",
+        "## Where the tables differ from Mastra 1.x's",
+        "",
+        "tests/data/mastra/ holds the catalogs of databases that Mastra's own `init()` created",
+        "(@mastra/pg 1.27.1, @mastra/libsql 1.23.1); tests/test_mastra_golden_schema.py holds",
+        "composite-store's tables to them, with every difference and its reason. In short:",
+        "",
+        *(f"- {line}" for line in MASTRA_DIFFERENCES),
         "",
         "## Deviations from Mastra's documented tables",
         "",

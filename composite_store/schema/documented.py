@@ -18,7 +18,10 @@ __all__ = [
     "DEFAULT_PREFIX",
     "DOMAINS",
     "EMPTY_STRING_IS_NULL",
+    "MASTRA_FAMILIES",
+    "POSTGRESQL",
     "SCHEMA_VERSION",
+    "SQLITE",
     "SHADOW_TIMESTAMPS",
     "TABLES",
     "VARIANTS",
@@ -39,7 +42,7 @@ DEFAULT_PREFIX = "mastra_"
 #: The highest domain schema version of this release; each domain's own version, and the
 #: migrations to it, are in ``composite_store.schema.migrations`` (recorded per domain by
 #: ``init()``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 DOMAINS: tuple[str, ...] = (
     "memory",
@@ -78,16 +81,43 @@ class Column:
     lookup: bool = False
 
 
+#: The backend families whose tables are Mastra's own (section 9 of DESIGN.md).
+POSTGRESQL, SQLITE = "postgresql", "sqlite"
+MASTRA_FAMILIES: frozenset[str] = frozenset({POSTGRESQL, SQLITE})
+
+
 @dataclass(frozen=True)
 class Index:
-    """A documented secondary index; ``columns`` are (name, descending) pairs."""
+    """A documented secondary index; ``columns`` are (name, descending) pairs.
+
+    An index with ``families`` is one of Mastra's own indexes, created only where the tables
+    are Mastra's (PostgreSQL, SQLite/libSQL), so that Mastra's ``init()`` finds it; the other
+    backends derive their indexes from the portable ones (no ``families``) as before.
+    """
 
     suffix: str
     columns: tuple[tuple[str, bool], ...]
     unique: bool = False
+    #: Only these backend families create it; empty: every backend.
+    families: frozenset[str] = frozenset()
+    #: Mastra's name for it under the default prefix, where that is not ``<table>_<suffix>``;
+    #: a store with another prefix names it ``<table>_<suffix>`` (unique per prefix).
+    mastra_name: str | None = None
+    #: PostgreSQL: Mastra prefixes the name with ``<schema>_`` outside schema ``public``.
+    schema_prefixed: bool = True
+    #: A partial index over the rows where this column is NULL (Mastra's root-span indexes).
+    where_null: str | None = None
+    #: The PostgreSQL access method (Mastra's ``gin`` on JSONB columns); None: btree.
+    method: str | None = None
 
     def name(self, table_name: str) -> str:
         return f"{table_name}_{self.suffix}"
+
+    def physical_name(self, table_name: str, prefix: str) -> str:
+        """The name the relational backends give it: Mastra's under the default prefix."""
+        if self.mastra_name is not None and prefix == DEFAULT_PREFIX:
+            return self.mastra_name
+        return self.name(table_name)
 
 
 @dataclass(frozen=True)
@@ -99,7 +129,15 @@ class TableSpec:
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...]
     unique: tuple[tuple[str, ...], ...] = ()
+    #: Portable secondary indexes (every backend) and Mastra's own (``Index.families``).
     indexes: tuple[Index, ...] = ()
+    mastra_indexes: tuple[Index, ...] = ()
+    #: Mastra names the primary key constraint ``<table>_<columns>_pk`` (PostgreSQL prefixes
+    #: it with the schema), and adds one of that name when it is missing: the spans table.
+    named_primary_key: bool = False
+    #: Per unique key: the name of the unique index Mastra makes of it on the relational
+    #: backends (instead of a constraint), or None (a constraint, named by the dialect).
+    unique_index_names: tuple[str | None, ...] = ()
     _by_name: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -107,8 +145,8 @@ class TableSpec:
         for name in (*self.primary_key, *(n for u in self.unique for n in u)):
             if name not in self._by_name:
                 raise AssertionError(f"{self.base_name}: key column {name!r} is not a column")
-        for index in self.indexes:
-            for name, _ in index.columns:
+        for index in (*self.indexes, *self.mastra_indexes):
+            for name in (*(n for n, _ in index.columns), *filter(None, [index.where_null])):
                 if name not in self._by_name:
                     raise AssertionError(f"{self.base_name}: index column {name!r} unknown")
 
@@ -133,6 +171,23 @@ class TableSpec:
     @cached_property
     def _columns_of(self) -> dict[ColumnType, tuple[str, ...]]:
         return {k: tuple(c.name for c in self.columns if c.type is k) for k in ColumnType}
+
+    def indexes_for(self, family: str) -> tuple[Index, ...]:
+        """The indexes a backend of ``family`` creates: the portable ones, and Mastra's own
+        where ``family`` is one of Mastra's."""
+        return (*self.indexes, *(i for i in self.mastra_indexes if family in i.families))
+
+    def unique_index_name(self, key: tuple[str, ...]) -> str | None:
+        """Mastra's name of the unique index enforcing ``key``, or None (a constraint)."""
+        names = dict(zip(self.unique, self.unique_index_names, strict=False))
+        return names.get(key)
+
+    def primary_key_name(self, prefix: str = DEFAULT_PREFIX) -> str | None:
+        """The primary key's constraint name (before any schema prefix), or None where the
+        backend names it."""
+        if not self.named_primary_key:
+            return None
+        return f"{self.name(prefix)}_{'_'.join(self.primary_key)}_pk".lower()
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -161,6 +216,38 @@ def _desc(*names: str) -> tuple[tuple[str, bool], ...]:
     return tuple((n[1:], True) if n.startswith("-") else (n, False) for n in names)
 
 
+_PG, _SQ, _BOTH = frozenset({POSTGRESQL}), frozenset({SQLITE}), MASTRA_FAMILIES
+
+
+def _mx(
+    base: str,
+    families: frozenset[str],
+    name: str,
+    *columns: str,
+    unique: bool = False,
+    prefixed: bool = False,
+    where_null: str | None = None,
+    method: str | None = None,
+) -> Index:
+    """One of Mastra's own indexes of table ``base``, named ``name`` as Mastra names it."""
+    suffix = name.removeprefix(f"mastra_{base}_").removeprefix(f"idx_{base}_")
+    return Index(
+        suffix,
+        _desc(*columns),
+        unique=unique,
+        families=families,
+        mastra_name=name,
+        schema_prefixed=prefixed,
+        where_null=where_null,
+        method=method,
+    )
+
+
+def _tenancy(*extra: str) -> tuple[Column, ...]:
+    """Mastra's tenancy columns (organizationId, projectId) and other nullable text ones."""
+    return tuple(_c(n, T, lookup=True) for n in ("organizationId", "projectId", *extra))
+
+
 _SPAN_TEXT = (
     "entityType",
     "entityId",
@@ -181,6 +268,10 @@ _SPAN_TEXT = (
     "environment",
     "serviceName",
     "source",
+    "entityVersionId",
+    "parentEntityVersionId",
+    "rootEntityVersionId",
+    "experimentId",
 )
 _SPAN_JSON = (
     "scope",
@@ -192,6 +283,42 @@ _SPAN_JSON = (
     "output",
     "error",
     "requestContext",
+)
+
+#: Mastra's indexes of the spans table (PostgreSQL's and libSQL's differ).
+_SPAN_INDEXES = (
+    *(
+        _mx(
+            "ai_spans",
+            _PG,
+            f"mastra_ai_spans_{name}",
+            *cols,
+            prefixed=True,
+            where_null=null,
+            method=method,
+        )
+        for name, cols, null, method in (
+            ("traceid_startedat_idx", ("traceId", "-startedAt"), None, None),
+            ("parentspanid_startedat_idx", ("parentSpanId", "-startedAt"), None, None),
+            ("name_idx", ("name",), None, None),
+            ("spantype_startedat_idx", ("spanType", "-startedAt"), None, None),
+            ("root_spans_idx", ("-startedAt",), "parentSpanId", None),
+            ("entitytype_entityid_idx", ("entityType", "entityId"), None, None),
+            ("entitytype_entityname_idx", ("entityType", "entityName"), None, None),
+            ("orgid_userid_idx", ("organizationId", "userId"), None, None),
+            ("metadata_gin_idx", ("metadata",), None, "gin"),
+            ("tags_gin_idx", ("tags",), None, "gin"),
+        )
+    ),
+    _mx("ai_spans", _SQ, "mastra_ai_spans_trace_started_at_idx", "traceId", "startedAt"),
+    _mx(
+        "ai_spans",
+        _SQ,
+        "mastra_ai_spans_roots_started_at_idx",
+        "-startedAt",
+        where_null="parentSpanId",
+    ),
+    _mx("ai_spans", _SQ, "mastra_ai_spans_spanid_traceid_idx", "spanId", "traceId", unique=True),
 )
 
 TABLES: tuple[TableSpec, ...] = (
@@ -223,6 +350,17 @@ TABLES: tuple[TableSpec, ...] = (
         ),
         primary_key=("id",),
         indexes=(Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt")),),
+        mastra_indexes=(
+            _mx("messages", _SQ, "idx_messages_thread_created_at", "thread_id", "createdAt"),
+            _mx(
+                "messages",
+                _SQ,
+                "idx_messages_thread_resource_created_at",
+                "thread_id",
+                "resourceId",
+                "createdAt",
+            ),
+        ),
     ),
     TableSpec(
         "resources",
@@ -249,6 +387,16 @@ TABLES: tuple[TableSpec, ...] = (
         ),
         primary_key=(),
         unique=(("workflow_name", "run_id"),),
+        mastra_indexes=(
+            _mx(
+                "workflow_snapshot",
+                _PG,
+                "mastra_workflow_snapshot_name_createdat_idx",
+                "workflow_name",
+                "-createdAt",
+                prefixed=True,
+            ),
+        ),
     ),
     TableSpec(
         "workflow_definitions",
@@ -259,10 +407,26 @@ TABLES: tuple[TableSpec, ...] = (
             _c("description", T),
             _c("metadata", J),
             _c("activeVersionId", T),
+            # Mastra 1.71's definitions (NOT NULL there but for stateSchema,
+            # requestContextSchema, schedule and authorId); the beta domain does not write them.
+            *(_c(n, J) for n in ("inputSchema", "outputSchema", "stateSchema")),
+            *(_c(n, J) for n in ("requestContextSchema", "graph", "schedule")),
+            _c("status", T, lookup=True),
+            _c("source", T),
+            _c("authorId", T),
             _c("createdAt", TS, True),
             _c("updatedAt", TS, True),
         ),
         primary_key=("id",),
+        mastra_indexes=(
+            _mx(
+                "workflow_definitions",
+                _BOTH,
+                "idx_workflow_definitions_status",
+                "status",
+                prefixed=True,
+            ),
+        ),
     ),
     TableSpec(
         "workflow_definition_versions",
@@ -311,12 +475,17 @@ TABLES: tuple[TableSpec, ...] = (
             _c("source", T, True, lookup=True),
             _c("resourceId", T),
             _c("threadId", T),
+            *_tenancy("batchId", "datasetId", "datasetItemId"),
             _c("createdAt", TS, True),
             _c("updatedAt", TS, True),
         ),
         primary_key=("id",),
         indexes=(
-            Index("trace_id_span_id_created_at_idx", _desc("traceId", "spanId", "-createdAt")),
+            Index(
+                "trace_id_span_id_created_at_idx",
+                _desc("traceId", "spanId", "-createdAt"),
+                mastra_name="mastra_scores_trace_id_span_id_created_at_idx",
+            ),
         ),
     ),
     TableSpec(
@@ -357,7 +526,9 @@ TABLES: tuple[TableSpec, ...] = (
             _c("updatedAt", TS),
         ),
         primary_key=("traceId", "spanId"),
+        named_primary_key=True,
         indexes=(Index("started_at_idx", _desc("-startedAt")),),
+        mastra_indexes=_SPAN_INDEXES,
     ),
     TableSpec(
         "traces",
@@ -396,10 +567,34 @@ TABLES: tuple[TableSpec, ...] = (
             _c("scorerIds", J),
             _c("targetType", T),
             _c("version", INT, True),
+            _c("requestContextSchema", J),
+            *_tenancy("candidateKey", "candidateId"),
             _c("createdAt", TS),
             _c("updatedAt", TS),
         ),
         primary_key=("id",),
+        mastra_indexes=(
+            _mx("datasets", _PG, "idx_datasets_candidate", "candidateKey", "candidateId"),
+            _mx("datasets", _PG, "idx_datasets_org_project", "organizationId", "projectId"),
+            _mx(
+                "datasets",
+                _SQ,
+                "idx_datasets_tenancy_candidate",
+                "organizationId",
+                "projectId",
+                "candidateKey",
+                "candidateId",
+            ),
+            _mx(
+                "datasets",
+                _SQ,
+                "idx_datasets_tenancy_createdat",
+                "organizationId",
+                "projectId",
+                "createdAt",
+                "id",
+            ),
+        ),
     ),
     TableSpec(
         "dataset_items",
@@ -415,11 +610,65 @@ TABLES: tuple[TableSpec, ...] = (
             _c("requestContext", J),
             _c("metadata", J),
             _c("source", J),
+            _c("expectedTrajectory", J),
+            _c("toolMocks", J),
+            _c("unmockedToolPolicy", T),
+            _c("scorerIds", J),
+            *_tenancy("externalId"),
             _c("createdAt", TS),
             _c("updatedAt", TS),
         ),
         primary_key=("id", "datasetVersion"),
-        indexes=(Index("dataset_id_version_idx", _desc("datasetId", "datasetVersion")),),
+        indexes=(
+            Index(
+                "dataset_id_version_idx",
+                _desc("datasetId", "datasetVersion"),
+                mastra_name="idx_dataset_items_dataset_version",
+                schema_prefixed=False,
+            ),
+        ),
+        mastra_indexes=(
+            _mx(
+                "dataset_items", _BOTH, "idx_dataset_items_dataset_validto", "datasetId", "validTo"
+            ),
+            _mx(
+                "dataset_items",
+                _BOTH,
+                "idx_dataset_items_dataset_validto_deleted",
+                "datasetId",
+                "validTo",
+                "isDeleted",
+            ),
+            _mx(
+                "dataset_items",
+                _PG,
+                "idx_dataset_items_external_id_history",
+                "datasetId",
+                "externalId",
+                "datasetVersion",
+            ),
+            _mx(
+                "dataset_items", _PG, "idx_dataset_items_org_project", "organizationId", "projectId"
+            ),
+            _mx(
+                "dataset_items",
+                _SQ,
+                "idx_dataset_items_dataset_externalid_version",
+                "datasetId",
+                "externalId",
+                "datasetVersion",
+            ),
+            _mx(
+                "dataset_items",
+                _SQ,
+                "idx_dataset_items_tenancy_list",
+                "organizationId",
+                "projectId",
+                "datasetId",
+                "validTo",
+                "isDeleted",
+            ),
+        ),
     ),
     TableSpec(
         "dataset_versions",
@@ -432,6 +681,16 @@ TABLES: tuple[TableSpec, ...] = (
         ),
         primary_key=("id",),
         unique=(("datasetId", "version"),),
+        unique_index_names=("idx_dataset_versions_dataset_version_unique",),
+        mastra_indexes=(
+            _mx(
+                "dataset_versions",
+                _BOTH,
+                "idx_dataset_versions_dataset_version",
+                "datasetId",
+                "version",
+            ),
+        ),
     ),
     TableSpec(
         "experiments",
@@ -443,19 +702,42 @@ TABLES: tuple[TableSpec, ...] = (
             _c("metadata", J),
             _c("datasetId", T, key=True),
             _c("datasetVersion", INT),
-            _c("targetType", T, True, lookup=True),
-            _c("targetId", T, True, key=True),
+            # Nullable as in Mastra 1.x (composite-store's records always carry both).
+            _c("targetType", T, lookup=True),
+            _c("targetId", T, key=True),
             _c("status", T, True, lookup=True),
             _c("totalItems", INT, True),
             _c("succeededCount", INT, True),
             _c("failedCount", INT, True),
             _c("skippedCount", INT, True),
+            _c("provenance", J),
+            _c("runnerAttestation", J),
+            _c("experimentSetId", T, lookup=True),
+            _c("comparisonId", T, lookup=True),
+            _c("variantId", T, lookup=True),
+            _c("trialIndex", INT),
+            _c("scorerIds", J),
+            _c("agentVersion", T),
+            *_tenancy(),
             _c("startedAt", TS),
             _c("completedAt", TS),
             _c("createdAt", TS),
             _c("updatedAt", TS),
         ),
         primary_key=("id",),
+        mastra_indexes=(
+            _mx("experiments", _BOTH, "idx_experiments_datasetid", "datasetId"),
+            _mx(
+                "experiments",
+                _BOTH,
+                "idx_experiments_grouping",
+                "experimentSetId",
+                "comparisonId",
+                "variantId",
+                "trialIndex",
+            ),
+            _mx("experiments", _BOTH, "idx_experiments_org_project", "organizationId", "projectId"),
+        ),
     ),
     TableSpec(
         "experiment_results",
@@ -475,10 +757,35 @@ TABLES: tuple[TableSpec, ...] = (
             _c("traceId", T),
             _c("status", T, lookup=True),
             _c("tags", J),
+            _c("metadata", J),
+            _c("attempt", INT),
+            _c("comment", T),
+            _c("toolMockReport", J),
+            *_tenancy(),
             _c("createdAt", TS),
         ),
         primary_key=("id",),
         unique=(("experimentId", "itemId"),),
+        mastra_indexes=(
+            _mx(
+                "experiment_results",
+                _BOTH,
+                "idx_experiment_results_exp_item_attempt",
+                "experimentId",
+                "itemId",
+                "attempt",
+                unique=True,
+            ),
+            _mx("experiment_results", _BOTH, "idx_experiment_results_experimentid", "experimentId"),
+            _mx(
+                "experiment_results",
+                _BOTH,
+                "idx_experiment_results_org_project",
+                "organizationId",
+                "projectId",
+            ),
+            _mx("experiment_results", _PG, "idx_experiment_results_tags_gin", "tags", method="gin"),
+        ),
     ),
 )
 

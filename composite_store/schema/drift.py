@@ -1,9 +1,9 @@
 """Compare what a backend physically created with the documented schema: the differences.
 
-Pure: it takes ``Domain.describe_physical()`` results and ``composite_store.schema`` specs and
+Pure: it takes ``Inspectable.describe_physical()`` results and ``composite_store.schema`` specs and
 returns :class:`Difference` values, each naming what differs and where. The conformance suite's
 schema checks assert on them, and ``composite-store inspect`` reports them with the statement
-that fixes each (``Domain.fix_statement``). A database Mastra created is not drift:
+that fixes each (``Migratable.fix_statement``). A database Mastra created is not drift:
 the physical variants a backend declares (``schema.VARIANTS``: PostgreSQL's shadow timestamp
 columns, Oracle's nullable empty strings) are accepted, and indexes are matched by columns and
 directions, not by name.
@@ -75,7 +75,10 @@ def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalI
     directions and uniqueness)."""
     columns = tuple(name for name, _ in index.columns)
     directions = tuple(desc for _, desc in index.columns)
-    same = [ix for ix in physical.indexes if ix.columns == columns]
+    # A partial index serves only some rows: it is the documented index only if that is
+    # partial too (Mastra's root-span indexes, WHERE parentSpanId IS NULL).
+    partial = index.where_null is not None
+    same = [ix for ix in physical.indexes if ix.columns == columns and ix.partial == partial]
     fitting = any(
         (ix.descending is None or ix.descending == directions) and (ix.unique or not index.unique)
         for ix in same

@@ -1,47 +1,43 @@
-"""The schema migrations of every domain, as data, and the version check ``init()`` runs.
+"""The schema migrations of every domain, as data.
 
 Each domain's database records the schema version it is at (a ``<prefix>composite_schema``
 table or collection on SQL and MongoDB, the tables' catalog hashes on Redis). Version 0 is the
 schema before this registry existed: the previous release's tables, or tables Mastra created.
 A :class:`Migration` lifts one domain by one version through backend-neutral steps; each
-backend renders a step into its own statements (``Domain._migration_plan``): SQL through the
-dialect, MongoDB as ``createIndex`` commands, Redis as index backfills. A step a backend has
-nothing to do for renders to no statement.
+backend renders a step into its own statements (``Migratable._migration_plan`` in
+``composite_store.domains.hooks``): SQL through the dialect, MongoDB as ``createIndex``
+commands, Redis as index backfills. A step a backend has nothing to do for renders to no
+statement.
 
 ``init()`` never alters a current database: it creates missing tables and records the version
-(:func:`settle`). Where the recorded version is older and a pending step has statements to run
-here, it warns (``SchemaDriftWarning``), or raises ``SchemaMismatchError`` when this release
-cannot work without the migration, naming the fix: ``composite-store migrate URL``.
+(``composite_store.domains.hooks.settle``). Where the recorded version is older and a pending
+step has statements to run here, it warns (``SchemaDriftWarning``), or raises
+``SchemaMismatchError`` when this release cannot work without the migration, naming the fix:
+``composite-store migrate URL``.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from composite_store.errors import SchemaMismatchError, UnsupportedOperationError
-from composite_store.schema import DOMAINS, SCHEMA_VERSION, Index, TableSpec, table
-
-if TYPE_CHECKING:
-    from composite_store.domains.base import Domain
+from composite_store.schema import DOMAINS, SCHEMA_VERSION, Index, TableSpec, table, tables_for
 
 __all__ = [
     "MIGRATIONS",
+    "AddColumns",
     "CreateIndex",
     "IndexRecords",
+    "NamePrimaryKey",
     "Migration",
     "SchemaDriftWarning",
     "Statement",
     "Step",
+    "checking",
     "current_version",
-    "outstanding",
     "pending",
-    "recorded_version",
-    "settle",
     "unchecked",
     "version_table",
 ]
@@ -59,7 +55,25 @@ class CreateIndex:
         return table(self.table)
 
     def documented(self) -> Index:
-        return next(i for i in self.spec().indexes if i.suffix == self.index)
+        spec = self.spec()
+        return next(i for i in (*spec.indexes, *spec.mastra_indexes) if i.suffix == self.index)
+
+
+@dataclass(frozen=True)
+class AddColumns:
+    """Add the documented (nullable) ``columns`` of ``table`` that its database lacks;
+    nothing to do where records have no fixed columns (MongoDB, Redis)."""
+
+    table: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NamePrimaryKey:
+    """Rename ``table``'s primary key constraint to its documented name where the backend
+    names it (PostgreSQL: Mastra's ``init()`` adds a key of that name when none exists)."""
+
+    table: str
 
 
 @dataclass(frozen=True)
@@ -71,7 +85,7 @@ class IndexRecords:
 
 
 #: One step of a migration.
-Step = CreateIndex | IndexRecords
+Step = CreateIndex | IndexRecords | AddColumns | NamePrimaryKey
 
 
 @dataclass(frozen=True)
@@ -83,7 +97,8 @@ class Migration:
     description: str
     steps: tuple[Step, ...] = ()
     #: This release cannot serve the domain correctly before the migration ran: ``init()``
-    #: raises instead of warning. Index-only migrations are not required (reads are slower).
+    #: raises instead of warning where it has statements left to run. Index-only migrations
+    #: are not required (reads are slower); adding columns is (writes name every column).
     required: bool = False
 
 
@@ -97,7 +112,7 @@ class Statement:
     #: False for what must run outside a transaction (PostgreSQL ``CREATE INDEX
     #: CONCURRENTLY``).
     transactional: bool = True
-    #: Until it ran, ``Domain.export_records`` misses records (a listing index not yet built
+    #: Until it ran, ``Transferable.export_records`` misses records (a listing index not yet built
     #: from the stored records): ``composite_store.admin.copy`` refuses such a source.
     export_incomplete: bool = False
 
@@ -108,13 +123,93 @@ class SchemaDriftWarning(UserWarning):
 
 _BASELINE = "start recording the schema version"
 
+
+def _mastra_1x_migrations() -> tuple[Migration, ...]:
+    """Version 2: the columns, indexes and key name of Mastra 1.x's tables (issue 16)."""
+    added = {
+        "ai_spans": (
+            "entityVersionId",
+            "parentEntityVersionId",
+            "rootEntityVersionId",
+            "experimentId",
+        ),
+        "scorers": ("organizationId", "projectId", "batchId", "datasetId", "datasetItemId"),
+        "workflow_definitions": (
+            "inputSchema",
+            "outputSchema",
+            "stateSchema",
+            "requestContextSchema",
+            "graph",
+            "schedule",
+            "status",
+            "source",
+            "authorId",
+        ),
+        "datasets": (
+            "requestContextSchema",
+            "organizationId",
+            "projectId",
+            "candidateKey",
+            "candidateId",
+        ),
+        "dataset_items": (
+            "expectedTrajectory",
+            "toolMocks",
+            "unmockedToolPolicy",
+            "scorerIds",
+            "organizationId",
+            "projectId",
+            "externalId",
+        ),
+        "experiments": (
+            "provenance",
+            "runnerAttestation",
+            "experimentSetId",
+            "comparisonId",
+            "variantId",
+            "trialIndex",
+            "scorerIds",
+            "agentVersion",
+            "organizationId",
+            "projectId",
+        ),
+        "experiment_results": (
+            "metadata",
+            "attempt",
+            "comment",
+            "toolMockReport",
+            "organizationId",
+            "projectId",
+        ),
+    }
+    found = []
+    for domain in DOMAINS:
+        steps: list[Step] = []
+        for spec in tables_for(domain):
+            if spec.base_name in added:
+                steps.append(AddColumns(spec.base_name, added[spec.base_name]))
+            if spec.named_primary_key:
+                steps.append(NamePrimaryKey(spec.base_name))
+            steps.extend(CreateIndex(spec.base_name, i.suffix) for i in spec.mastra_indexes)
+        found.append(
+            Migration(
+                domain,
+                2,
+                "add Mastra 1.x's columns, indexes and key names (PostgreSQL, SQLite/libSQL)",
+                tuple(steps),
+                # Writes name every documented column: added ones must exist first.
+                required=any(isinstance(step, AddColumns) for step in steps),
+            )
+        )
+    return tuple(found)
+
+
 #: Every migration, oldest first per domain. Version 1 is this release's schema.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "memory",
         1,
-        f"{_BASELINE}; index resources by createdAt so that all of them can be listed "
-        "(Redis)",
+        f"{_BASELINE}; index resources by createdAt so that all of them can be listed (Redis)",
         (IndexRecords("resources"),),
     ),
     Migration("workflows", 1, _BASELINE),
@@ -137,6 +232,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration("datasets", 1, _BASELINE),
     Migration("experiments", 1, _BASELINE),
+    *_mastra_1x_migrations(),
 )
 
 
@@ -173,31 +269,6 @@ def pending(domain: str, recorded: int) -> list[Migration]:
     return [m for m in MIGRATIONS if m.domain == domain and m.version > recorded]
 
 
-async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statement]:
-    """The statements ``migrations`` still need on ``dom``'s database (empty: nothing to do)."""
-    found: list[Statement] = []
-    for migration in migrations:
-        for step in migration.steps:
-            found.extend(await dom._migration_plan(step))
-    return found
-
-
-async def recorded_version(dom: Domain) -> int | None:
-    """The version ``dom``'s database is at: the recorded one, else (nothing recorded) the
-    current version when no migration has anything left to do here (tables this release
-    created), else 0 (an older release's or Mastra's tables). None where the backend keeps no
-    version. Reads only."""
-    try:
-        recorded = await dom._read_schema_version()
-    except UnsupportedOperationError:
-        return None
-    if recorded is not None:
-        return recorded
-    if await outstanding(dom, pending(dom.domain, 0)):
-        return 0
-    return current_version(dom.domain)
-
-
 #: Off while ``composite-store migrate`` opens a store: it checks and records versions itself.
 _checking: ContextVar[bool] = ContextVar("composite_store_schema_check", default=True)
 
@@ -213,44 +284,6 @@ def unchecked() -> Iterator[None]:
         _checking.reset(token)
 
 
-async def settle(dom: Domain) -> None:
-    """Record or check ``dom``'s schema version; called by ``init()`` after the tables exist.
-
-    A version found by :func:`recorded_version` but not recorded yet is recorded. A recorded
-    version older than the current one is lifted silently when its migrations have nothing to
-    do on this backend; otherwise the fix is reported (``SchemaDriftWarning``, or
-    ``SchemaMismatchError`` for a required migration). A version newer than this release
-    knows raises ``SchemaMismatchError``. Never alters the documented tables.
-    """
-    if not _checking.get():
-        return
-    try:
-        stored = await dom._read_schema_version()
-    except UnsupportedOperationError:
-        return  # the backend keeps no version (nothing persists, or a third-party adapter)
-    recorded = await recorded_version(dom) if stored is None else stored
-    assert recorded is not None
-    if stored is None:
-        await dom._write_schema_version(recorded)
-    current = current_version(dom.domain)
-    if recorded > current:
-        raise SchemaMismatchError(
-            f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}, "
-            f"newer than this release of composite-store knows ({current}): upgrade "
-            "composite-store"
-        )
-    if recorded == current:
-        return
-    todo = pending(dom.domain, recorded)
-    if not await outstanding(dom, todo):
-        await dom._write_schema_version(current)
-        return
-    message = (
-        f"the {dom.domain} domain of {dom.describe()} is at schema version {recorded}; this "
-        f"release uses version {current} ({'; '.join(m.description for m in todo)}). Fix: run "
-        "`composite-store migrate URL` with this store's URL (add --dry-run to see the "
-        "statements first)"
-    )
-    if any(m.required for m in todo):
-        raise SchemaMismatchError(message)
-    warnings.warn(message, SchemaDriftWarning, stacklevel=4)
+def checking() -> bool:
+    """Whether ``init()`` checks and records schema versions (False within :func:`unchecked`)."""
+    return _checking.get()

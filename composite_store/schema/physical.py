@@ -38,6 +38,8 @@ class PhysicalIndex:
     columns: tuple[str, ...]
     unique: bool
     descending: tuple[bool, ...] | None = None
+    #: A partial index (over the rows a WHERE clause selects): it serves only those rows.
+    partial: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from sqlalchemy.util import await_only
 from composite_store.errors import (
     BackendUnavailableError,
     CompositeStoreError,
+    ConfigurationError,
     ValidationError,
     map_errors,
     redact,
@@ -42,6 +43,18 @@ T = TypeVar("T")
 #: Tries of one operation whose transaction the server aborted as transient (a deadlock).
 TRANSIENT_ATTEMPTS = 5
 
+
+
+def _create_engine(dialect: SqlDialect, url: str, options: dict[str, Any]) -> Engine | AsyncEngine:
+    """``dialect.create_engine``, with a malformed URL reported as our ValidationError (the
+    URL redacted): SQLAlchemy raises ArgumentError, and a bad port a bare ValueError."""
+    try:
+        return dialect.create_engine(url, options)
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        if isinstance(exc, CompositeStoreError):
+            raise
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValidationError(f"invalid store URL {redact(url)!r}: {redact(reason)}") from None
 
 class SqlDatabase:
     """The engine and tables one relational store shares between its domains.
@@ -73,9 +86,15 @@ class SqlDatabase:
         self.prefix = validate_prefix(prefix)
         self.schema = validate_identifier(schema, what="schema name") if schema else None
         self.owns_engine = engine is None
-        self.engine: Engine | AsyncEngine = engine or dialect.create_engine(
-            url or "", dict(engine_options or {})
+        #: The URL as the caller spelled it (None for a shared engine): ``describe()`` shows it
+        #: redacted, so what it prints can be passed back to ``open_store``.
+        self.url = url
+        self._engine_options = dict(engine_options or {})
+        self.engine: Engine | AsyncEngine = engine or _create_engine(
+            dialect, url or "", self._engine_options
         )
+        #: Whether the engine was swapped for a read-only one (``attach_read_only``).
+        self.read_only = False
         self.metadata, self.tables = render_tables(dialect, self.prefix, self.schema)
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
@@ -137,7 +156,14 @@ class SqlDatabase:
                         if self._held is not None:
                             await self._held.discard_idle()
                         continue
-                    if exc.connection_invalidated or _is_connect_error(exc):
+                    refusal = self.dialect.login_refusal(exc.orig) if exc.orig else None
+                    if refusal is not None:
+                        raise ConfigurationError(redact(refusal)) from None
+                    if (
+                        exc.connection_invalidated
+                        or _is_connect_error(exc)
+                        or self.dialect.is_unavailable(exc)
+                    ):
                         raise BackendUnavailableError(redact(str(exc.orig))) from exc
                     if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
                         await asyncio.sleep(random.uniform(0, 0.02 * attempt))
@@ -290,6 +316,26 @@ class SqlDatabase:
         # Compiled per dialect: Oracle before 23ai needs "SELECT 1 FROM DUAL".
         await self.run(lambda conn: conn.execute(sa.select(sa.literal_column("1"))).scalar())
 
+    def attach_read_only(self) -> None:
+        """Before any connection: swap the engine for one that cannot create or change the
+        database, where the dialect has one (embedded files). ``Domain.attach`` calls it, so
+        that looking at a database never creates its file or alters its header."""
+        if self.read_only or not self.owns_engine or self.url is None:
+            return
+        if self._worker_conn is not None or self._created:
+            return  # already connected (or initialized) through this engine: keep it
+        engine = self.dialect.read_only_engine(self.url, self._engine_options)
+        if engine is None:
+            return
+        if isinstance(self.engine, Engine):  # embedded engines are synchronous
+            self.engine.dispose()  # never connected: nothing to close but the pool
+        self.engine = engine
+        self.statements = StatementCache(
+            engine.dialect, adapt=self.dialect.statement_dialect,
+            executor=self.dialect.execute_prepared,
+        )
+        self.read_only = True
+
     async def dispose(self) -> None:
         """Close the engine if this database created it, and the worker thread."""
         if self.is_async:
@@ -316,7 +362,7 @@ class SqlDatabase:
         self._created.clear()
 
     def describe(self) -> str:
-        url = self.engine.url.render_as_string(hide_password=True)
+        url = self.url or self.engine.url.render_as_string(hide_password=True)
         parts = [redact(url)]
         if self.schema:
             parts.append(f"schema={self.schema}")
@@ -368,5 +414,10 @@ def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:
             "lost connection",
             "connection is closed",
             "gone away",
+            # The server is stopping or starting (PostgreSQL's FATAL at connect; MariaDB's
+            # "Server shutdown in progress"): unavailable now, worth retrying later.
+            "shutting down",
+            "starting up",
+            "shutdown in progress",
         )
     )

@@ -47,7 +47,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     # -- helpers ---------------------------------------------------------------------------------
 
     def _dataset_row(self, conn: Connection, dataset_id: str, *, lock: bool) -> Dataset | None:
-        stmt = self.select_all("datasets").where(self.t("datasets").c.id == dataset_id)
+        stmt = self.select_all("datasets").where(self.tables["datasets"].c.id == dataset_id)
         if lock and self.db.dialect.supports_for_update:
             # Serialises item mutations of one dataset: each reads, then bumps, its version.
             stmt = stmt.with_for_update()
@@ -55,11 +55,11 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         return from_row(Dataset, row) if row is not None else None
 
     def _live(self) -> list[sa.ColumnElement[bool]]:
-        items = self.t("dataset_items")
+        items = self.tables["dataset_items"]
         return [items.c.validTo.is_(None), items.c.isDeleted == sa.false()]
 
     def _visible_at(self, version: int) -> list[sa.ColumnElement[bool]]:
-        items = self.t("dataset_items")
+        items = self.tables["dataset_items"]
         return [
             items.c.datasetVersion <= version,
             sa.or_(items.c.validTo.is_(None), items.c.validTo > version),
@@ -69,7 +69,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     # -- datasets ----------------------------------------------------------------------------------
 
     async def _insert_dataset(self, dataset: Dataset) -> bool:
-        tbl = self.t("datasets")
+        tbl = self.tables["datasets"]
         row = self.db.values(DATASETS, dataset.stored())
 
         def insert(conn: Connection) -> bool:
@@ -84,7 +84,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         return await self.db.run(lambda conn: self._dataset_row(conn, dataset_id, lock=False))
 
     async def _update_dataset(self, dataset_id: str, update: DatasetUpdate) -> Dataset | None:
-        tbl, items = self.t("datasets"), self.t("dataset_items")
+        tbl, items = self.tables["datasets"], self.tables["dataset_items"]
 
         def apply(conn: Connection) -> Dataset | None:
             current = self._dataset_row(conn, dataset_id, lock=True)
@@ -106,8 +106,8 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         return await self.db.run(apply, write=True)
 
     async def _delete_dataset(self, dataset_id: str) -> None:
-        tbl, items = self.t("datasets"), self.t("dataset_items")
-        versions = self.t("dataset_versions")
+        tbl, items = self.tables["datasets"], self.tables["dataset_items"]
+        versions = self.tables["dataset_versions"]
 
         def delete(conn: Connection) -> None:
             conn.execute(versions.delete().where(versions.c.datasetId == dataset_id))
@@ -117,10 +117,10 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         await self.db.run(delete, write=True)
 
     async def _list_datasets(self, window: Window) -> tuple[list[Dataset], int]:
-        tbl = self.t("datasets")
+        tbl = self.tables["datasets"]
         stmt = self.select_all("datasets").order_by(tbl.c.createdAt.desc(), tbl.c.id.desc())
         if window.limit is not None:
-            stmt = stmt.offset(window.offset).limit(window.limit + 1)
+            stmt = stmt.offset(window.offset).limit(window.fetch)
         count = sa.select(sa.func.count()).select_from(tbl)
 
         return await self.read_page(Dataset, stmt, count)
@@ -130,8 +130,8 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     async def _apply_items(
         self, dataset_id: str, item_ids: Sequence[str], planner: Planner
     ) -> VersionPlan | None:
-        datasets, items = self.t("datasets"), self.t("dataset_items")
-        versions = self.t("dataset_versions")
+        datasets, items = self.tables["datasets"], self.tables["dataset_items"]
+        versions = self.tables["dataset_versions"]
         ids = list(dict.fromkeys(item_ids))
 
         def apply(conn: Connection) -> VersionPlan | None:
@@ -166,7 +166,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         return await self.db.run(apply, write=True)
 
     async def _get_item(self, item_id: str, version: int | None) -> DatasetItem | None:
-        items = self.t("dataset_items")
+        items = self.tables["dataset_items"]
         where = [items.c.id == item_id, items.c.isDeleted == sa.false()]
         where.append(
             items.c.validTo.is_(None) if version is None else items.c.datasetVersion == version
@@ -180,7 +180,7 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         return await self.db.run(read)
 
     async def _list_items(self, query: ItemQuery) -> tuple[list[DatasetItem], int | None]:
-        items = self.t("dataset_items")
+        items = self.tables["dataset_items"]
         where = [items.c.datasetId == query.dataset_id]
         where.extend(self._live() if query.version is None else self._visible_at(query.version))
         if query.search is not None:
@@ -202,13 +202,13 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(items).where(*where)
 
         return await self.read_page(DatasetItem, stmt, count if query.count else None)
 
     async def _item_history(self, item_id: str) -> list[DatasetItem]:
-        items = self.t("dataset_items")
+        items = self.tables["dataset_items"]
         stmt = (
             self.select_all("dataset_items")
             .where(items.c.id == item_id)
@@ -219,11 +219,11 @@ class SqlDatasets(SqlDomain, DatasetsDomain):
     async def _list_versions(
         self, dataset_id: str, window: Window
     ) -> tuple[list[DatasetVersion], int]:
-        versions = self.t("dataset_versions")
+        versions = self.tables["dataset_versions"]
         where = versions.c.datasetId == dataset_id
         stmt = self.select_all("dataset_versions").where(where).order_by(versions.c.version.desc())
         if window.limit is not None:
-            stmt = stmt.offset(window.offset).limit(window.limit + 1)
+            stmt = stmt.offset(window.offset).limit(window.fetch)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
         return await self.read_page(DatasetVersion, stmt, count)

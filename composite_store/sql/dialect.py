@@ -18,7 +18,14 @@ from sqlalchemy.types import TypeEngine
 
 from composite_store.domains.base import Capabilities
 from composite_store.errors import CompositeStoreError, ValidationError
-from composite_store.schema import SHADOW_TIMESTAMPS, Column, ColumnType, TableSpec
+from composite_store.schema import (
+    MASTRA_FAMILIES,
+    SHADOW_TIMESTAMPS,
+    Column,
+    ColumnType,
+    Index,
+    TableSpec,
+)
 from composite_store.sql.engine.prepared import driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
@@ -42,6 +49,10 @@ class SqlDialect:
 
     #: Backend family name (``sqlite``, ``postgresql``, ``mysql``, ...).
     name: ClassVar[str] = "sql"
+    #: The family whose physical layout the tables follow: ``postgresql`` and ``sqlite``
+    #: (libSQL too) are Mastra's (``schema.MASTRA_FAMILIES``: Mastra's own indexes and
+    #: names); other backends derive theirs from the portable schema.
+    family: ClassVar[str] = "sql"
     #: Dialect options of a ``CREATE INDEX`` a migration runs on a table in use (PostgreSQL:
     #: ``{"postgresql_concurrently": True}``, which does not block writers).
     live_index_options: ClassVar[Mapping[str, Any]] = {}
@@ -81,6 +92,10 @@ class SqlDialect:
         """Create the engine for ``url`` (no I/O happens here)."""
         return sa.create_engine(url, **options)
 
+    #: Keyword options of this dialect beyond SQLAlchemy's engine options (``SqlStore``
+    #: refuses any other).
+    own_options: ClassVar[frozenset[str]] = frozenset()
+
     def engine_options(
         self, url: str, options: Mapping[str, Any]
     ) -> tuple[str, dict[str, Any]]:
@@ -114,6 +129,26 @@ class SqlDialect:
         rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
+
+    def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
+        """An engine on ``url`` that cannot create or change anything, for ``Domain.attach``
+        (``composite-store inspect``), or None when connecting creates nothing anyway (server
+        backends: a connection creates no database). Embedded files say otherwise: opening one
+        creates a missing file and switches it to WAL."""
+        return None
+
+    def login_refusal(self, exc: BaseException) -> str | None:
+        """Why the server refused the connection the URL describes (no such database, user or
+        password), in our words with the fix, or None when ``exc`` is no such refusal. The
+        default knows none."""
+        return None
+
+    def is_unavailable(self, exc: sa.exc.DBAPIError) -> bool:
+        """Whether ``exc`` says the server cannot serve now (shutting down, restarting, the
+        connection terminated by an operator): a retryable ``BackendUnavailableError``, not a
+        failure of the operation. The default: never (the text checks of ``SqlDatabase.run``
+        still apply)."""
+        return False
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether the server aborted the operation's transaction in a way that running it
@@ -218,6 +253,17 @@ class SqlDialect:
     def unique_name(self, table: str, columns: Sequence[str], schema: str | None) -> str:
         return f"{table}_{'_'.join(columns)}_key"
 
+    def primary_key_name(self, spec: TableSpec, prefix: str, schema: str | None) -> str | None:
+        """The primary key constraint's name, or None to let the database name it."""
+        return None
+
+    def index_name(self, index: Index, table: str, prefix: str, schema: str | None) -> str:
+        """The physical name of documented ``index`` of ``table``: ``<table>_<suffix>``, or
+        Mastra's own name on the backends whose tables are Mastra's."""
+        if self.family in MASTRA_FAMILIES:
+            return index.physical_name(table, prefix)
+        return index.name(table)
+
     # -- drift fixes (``composite-store inspect``) -------------------------------------------------
 
     #: Whether ``ALTER TABLE`` can change a column's type or nullability and add keys (SQLite
@@ -280,6 +326,14 @@ class SqlDialect:
             name if name is not None else (expressions[i] if i < len(expressions) else "?")
             for i, name in enumerate(index["column_names"])
         )
+
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        """Whether a reflected index is partial (has a WHERE clause); the default reads
+        SQLAlchemy's dialect options."""
+        options = index.get("dialect_options") or {}
+        return any(key.endswith("_where") and value is not None for key, value in options.items())
 
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex

@@ -10,13 +10,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.domains.base import Domain
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.records.trusted import from_row
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.schema.physical import PhysicalTable
-from composite_store.sql import fixes, transfer, versions
+from composite_store.sql import fixes, schema_versions, transfer
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import Prepared
@@ -44,7 +44,7 @@ def _batch_names(columns: tuple[str, ...], n: int) -> tuple[tuple[tuple[str, str
     return tuple(tuple((c, f"{c}__{i}") for c in columns) for i in range(n))
 
 
-class SqlDomain(Domain):
+class SqlDomain(Transferable, Migratable, Inspectable):
     """Base of the relational domains: owns or shares a ``SqlDatabase``.
 
     Construct it standalone (``url=`` or ``engine=``) or with the ``database=`` its store shares.
@@ -123,14 +123,14 @@ class SqlDomain(Domain):
 
     def select_all(self, base: str) -> sa.Select[Any]:
         """``SELECT <documented columns> FROM base``, each read as the dialect reads it."""
-        return sa.select(*self.db.readable(self.t(base), table(base)))
+        return sa.select(*self.db.readable(self.tables[base], table(base)))
 
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
         ``lock`` and the dialect locks rows)."""
 
         def build(base: str, columns: tuple[str, ...], lock: bool) -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             stmt = self.select_all(base).where(*(tbl.c[c] == sa.bindparam(c) for c in columns))
             if lock and self.db.dialect.supports_for_update:
                 stmt = stmt.with_for_update()
@@ -161,7 +161,7 @@ class SqlDomain(Domain):
             update: tuple[str, ...],
             n: int,
         ) -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             # Typed binds: SQLAlchemy types only the first row of a multi-row VALUES.
             bound = [
                 {c: sa.bindparam(f"{c}__{i}", type_=tbl.c[c].type) for c in columns}
@@ -184,11 +184,13 @@ class SqlDomain(Domain):
     def set_values(self, base: str, values: Mapping[str, str]) -> dict[str, Any]:
         """``{column: typed bindparam}`` for an INSERT or UPDATE: ``values`` maps each column
         to the bind name that carries its value."""
-        tbl = self.t(base)
+        tbl = self.tables[base]
         return {c: sa.bindparam(name, type_=tbl.c[c].type) for c, name in values.items()}
 
-    def t(self, base_name: str) -> sa.Table:
-        return self.db.tables[base_name]
+    @property
+    def tables(self) -> Mapping[str, sa.Table]:
+        """Every documented table of the database, rendered, by base name (``threads``)."""
+        return self.db.tables
 
     async def _init(self) -> None:
         await self.db.create(self.specs)
@@ -199,6 +201,10 @@ class SqlDomain(Domain):
     async def _close(self) -> None:
         if self._owns_db:
             await self.db.dispose()
+
+    async def _open(self) -> None:
+        # ``attach``: connect without creating anything (no SQLite file, no WAL switch).
+        self.db.attach_read_only()
 
     async def _ping(self) -> None:
         await self.db.ping()
@@ -211,7 +217,7 @@ class SqlDomain(Domain):
         self._check()
         return await describe_physical(self.db, self.specs)
 
-    # -- export and import, schema versions (sql.transfer, sql.versions) -----------------------
+    # -- export and import, schema versions (sql.transfer, sql.schema_versions) ---------------
 
     async def _export(
         self, table: str, cursor: str | None, limit: int
@@ -233,15 +239,15 @@ class SqlDomain(Domain):
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await versions.read_version(self.db, self.domain)
+        return await schema_versions.read_version(self.db, self.domain)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await versions.write_version(self.db, self.domain, version)
+        await schema_versions.write_version(self.db, self.domain, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await versions.migration_plan(self.db, step)
+        return await schema_versions.migration_plan(self.db, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited

@@ -31,7 +31,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
     # -- helpers ---------------------------------------------------------------------------------
 
     def _row(self, conn: Connection, base: str, key: str, *, lock: bool = False) -> Any:
-        stmt = self.select_all(base).where(self.t(base).c.id == key)
+        stmt = self.select_all(base).where(self.tables[base].c.id == key)
         if lock and self.db.dialect.supports_for_update:
             stmt = stmt.with_for_update()
         return conn.execute(stmt).mappings().first()
@@ -39,7 +39,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
     # -- experiments -------------------------------------------------------------------------------
 
     async def _insert_experiment(self, experiment: Experiment) -> bool:
-        tbl = self.t("experiments")
+        tbl = self.tables["experiments"]
         row = self.db.values(EXPERIMENTS, experiment.stored())
 
         def insert(conn: Connection) -> bool:
@@ -60,7 +60,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
     async def _update_experiment(
         self, experiment_id: str, update: ExperimentUpdate
     ) -> Experiment | None:
-        tbl = self.t("experiments")
+        tbl = self.tables["experiments"]
 
         def apply(conn: Connection) -> Experiment | None:
             row = self._row(conn, "experiments", experiment_id, lock=True)
@@ -75,7 +75,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         return await self.db.run(apply, write=True)
 
     async def _list_experiments(self, query: ExperimentQuery) -> tuple[list[Experiment], int]:
-        tbl = self.t("experiments")
+        tbl = self.tables["experiments"]
         filters = {
             "datasetId": query.dataset_id,
             "targetType": query.target_type,
@@ -90,13 +90,13 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Experiment, stmt, count)
 
     async def _delete_experiment(self, experiment_id: str) -> None:
-        tbl, results = self.t("experiments"), self.t("experiment_results")
+        tbl, results = self.tables["experiments"], self.tables["experiment_results"]
 
         def delete(conn: Connection) -> None:
             conn.execute(results.delete().where(results.c.experimentId == experiment_id))
@@ -107,7 +107,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
     # -- results -----------------------------------------------------------------------------------
 
     async def _insert_result(self, result: ExperimentResult) -> ResultConflict | None:
-        results = self.t("experiment_results")
+        results = self.tables["experiment_results"]
         row = self.db.values(RESULTS, result.stored())
 
         def insert(conn: Connection) -> ResultConflict | None:
@@ -138,7 +138,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
     async def _update_result(
         self, result_id: str, update: ResultUpdate
     ) -> ExperimentResult | None:
-        results = self.t("experiment_results")
+        results = self.tables["experiment_results"]
 
         def apply(conn: Connection) -> ExperimentResult | None:
             row = self._row(conn, "experiment_results", result_id, lock=True)
@@ -153,7 +153,7 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         return await self.db.run(apply, write=True)
 
     async def _list_results(self, query: ResultQuery) -> tuple[list[ExperimentResult], int]:
-        results = self.t("experiment_results")
+        results = self.tables["experiment_results"]
         where = []
         if query.experiment_id is not None:
             where.append(results.c.experimentId == query.experiment_id)
@@ -166,18 +166,18 @@ class SqlExperiments(SqlDomain, ExperimentsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(results).where(*where)
 
         return await self.read_page(ExperimentResult, stmt, count)
 
     async def _delete_results(self, experiment_id: str) -> None:
-        results = self.t("experiment_results")
+        results = self.tables["experiment_results"]
         stmt = results.delete().where(results.c.experimentId == experiment_id)
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _review_groups(self) -> list[tuple[str, str | None, int]]:
-        results = self.t("experiment_results")
+        results = self.tables["experiment_results"]
         stmt = sa.select(
             results.c.experimentId, results.c.status, sa.func.count()
         ).group_by(results.c.experimentId, results.c.status)

@@ -13,6 +13,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable, DropIndex
 
 from composite_store.schema.drift import Difference, Kind
 from composite_store.sql.database import SqlDatabase
+from composite_store.sql.tables import index_name
 
 __all__ = ["fix_statement"]
 
@@ -75,7 +76,8 @@ def fix_statement(db: SqlDatabase, difference: Difference) -> str:
         index = sa.Index(unique_name, *(live.c[c] for c in difference.key), unique=True)
     else:
         assert difference.index is not None
-        index = next(i for i in live.indexes if i.name == difference.index.name(tbl.name))
+        wanted = index_name(db.dialect, difference.index, tbl.name, db.prefix, db.schema)
+        index = next(i for i in live.indexes if i.name == wanted)
     for option, value in db.dialect.live_index_options.items():
         index.dialect_kwargs[option] = value
     if kind is Kind.INDEX_SHAPE:

@@ -1,6 +1,6 @@
 """Describe a relational store's tables as the database catalog reports them.
 
-This is the relational half of ``Domain.describe_physical()``: it reflects what really exists
+This is the relational half of ``Inspectable.describe_physical()``: it reflects what really exists
 (SQLAlchemy's inspector, inside one ``SqlDatabase.run``) and never reads the tables the store
 rendered, so the conformance suite compares the database with the documented schema rather
 than the code with itself. Backends differ only through ``SqlDialect.documented_types``,
@@ -58,6 +58,7 @@ def _describe(
                 columns=db.dialect.index_columns(conn, index),
                 unique=bool(index["unique"]),
                 descending=db.dialect.index_directions(conn, name, db.schema, index),
+                partial=db.dialect.index_partial(conn, name, db.schema, index),
             )
             for index in inspector.get_indexes(name, schema=db.schema)
             # PostgreSQL lists a unique constraint's index too; the constraint is read below.

@@ -17,13 +17,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError
+from composite_store.errors import NotFoundError
 from composite_store.records.memory import (
     Message,
     MessageContent,
@@ -32,7 +32,6 @@ from composite_store.records.memory import (
     message_from_row,
 )
 from composite_store.records.trusted import from_row
-from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
@@ -81,7 +80,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """``SELECT <what or documented columns> FROM base WHERE column IN (:v0 .. :vN)``."""
 
         def build(base: str, column: str, n: int, what: str) -> Executable:
-            tbl = self.t(base)
+            tbl = self.tables[base]
             picked = self.select_all(base) if not what else sa.select(tbl.c[what]).distinct()
             return picked.where(tbl.c[column].in_(params("v", n)))
 
@@ -99,7 +98,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
 
         def build(stamped: tuple[str, ...], n: int) -> Executable:
-            threads = self.t("threads")
+            threads = self.tables["threads"]
             return (
                 threads.update()
                 .where(threads.c.id.in_(params("v", n)))
@@ -147,7 +146,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         stamps = self.db.timestamp_values(THREADS, "updatedAt", updated_at)
 
         def build(stamped: tuple[str, ...]) -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             columns = {"title": "title", "metadata": "metadata", **{c: c for c in stamped}}
             return (
                 tbl.update()
@@ -159,30 +158,29 @@ class SqlMemory(SqlDomain, MemoryDomain):
             current = self._thread_row(conn, thread_id, lock=True)
             if current is None:
                 return None
-            if expected_working_memory is not UNSET:
-                stored_wm = (current.metadata or {}).get("workingMemory")
-                if stored_wm != expected_working_memory:
-                    raise ConflictError(
-                        f"working memory of thread {thread_id!r} changed since it was read"
-                    )
-            merged = shallow_merge(current.metadata, metadata)
-            new_title = title if title is not None else current.title
+            updated = thread_after_update(
+                current, title, metadata, updated_at, expected_working_memory
+            )
             self.prepared(build, tuple(stamps)).execute(
-                conn, {"tid": thread_id, "title": new_title, "metadata": merged, **stamps}
+                conn,
+                {
+                    "tid": thread_id,
+                    "title": updated.title,
+                    "metadata": updated.metadata,
+                    **stamps,
+                },
             )
-            return current.model_copy(
-                update={"title": new_title, "metadata": merged, "updated_at": updated_at}
-            )
+            return updated
 
         return await self.db.run(update, write=True)
 
     async def _delete_thread(self, thread_id: str) -> None:
         def build_messages() -> Executable:
-            messages = self.t("messages")
+            messages = self.tables["messages"]
             return messages.delete().where(messages.c.thread_id == sa.bindparam("tid"))
 
         def build_thread() -> Executable:
-            threads = self.t("threads")
+            threads = self.tables["threads"]
             return threads.delete().where(threads.c.id == sa.bindparam("tid"))
 
         def delete(conn: Connection) -> None:
@@ -192,7 +190,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         await self.db.run(delete, write=True)
 
     def _thread_conditions(self, by_resource: bool, keys: tuple[str, ...]) -> list[Any]:
-        tbl = self.t("threads")
+        tbl = self.tables["threads"]
         conditions: list[Any] = []
         if by_resource:
             conditions.append(tbl.c.resourceId == sa.bindparam("rid"))
@@ -214,7 +212,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build(
             by_resource: bool, keys: tuple[str, ...], field: str, descending: bool, limited: bool
         ) -> Executable:
-            tbl = self.t("threads")
+            tbl = self.tables["threads"]
             order = tbl.c[field]
             stmt = (
                 self.select_all("threads")
@@ -233,7 +231,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _threads_count(self, by_resource: bool, keys: tuple[str, ...]) -> Prepared:
         def build(by_resource: bool, keys: tuple[str, ...]) -> Executable:
             conditions = self._thread_conditions(by_resource, keys)
-            return sa.select(sa.func.count()).select_from(self.t("threads")).where(*conditions)
+            return sa.select(sa.func.count()).select_from(self.tables["threads"]).where(*conditions)
 
         return self.prepared(build, by_resource, keys)
 
@@ -247,7 +245,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
             rows = page.all(conn, values)
@@ -260,7 +258,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
     # -- messages --------------------------------------------------------------------------------
 
     def _message_conditions(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> list[Any]:
-        tbl = self.t("messages")
+        tbl = self.tables["messages"]
         conditions: list[Any] = [
             tbl.c.thread_id == sa.bindparam("v0") if n == 1 else in_list(tbl.c.thread_id, "v", n)
         ]
@@ -287,7 +285,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build(
             n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool, limited: bool
         ) -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             if descending:
                 ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             else:
@@ -303,7 +301,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _messages_count(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> Prepared:
         def build(n: int, by_resource: bool, bounds: tuple[str, ...]) -> Executable:
             conditions = self._message_conditions(n, by_resource, bounds)
-            return sa.select(sa.func.count()).select_from(self.t("messages")).where(*conditions)
+            counted = sa.select(sa.func.count()).select_from(self.tables["messages"])
+            return counted.where(*conditions)
 
         return self.prepared(build, n, by_resource, bounds)
 
@@ -318,7 +317,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         values.update(_range_values(query.date_range))
         if limited:
             assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.limit + 1)
+            values.update(offset=query.window.offset, limit=query.window.fetch)
 
         def read(conn: Connection) -> tuple[list[Any], int | None]:
             rows = page.rows(conn, values)
@@ -333,7 +332,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
         def build(direction: str) -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
             mid: Any = sa.bindparam("mid")
             # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
@@ -434,7 +433,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         ids = list(message_ids)
 
         def build(n: int) -> Executable:
-            tbl = self.t("messages")
+            tbl = self.tables["messages"]
             return tbl.delete().where(tbl.c.id.in_(params("v", n)))
 
         def delete(conn: Connection) -> None:
@@ -478,7 +477,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build_update(
             stamped: tuple[str, ...], set_memory: bool, set_metadata: bool
         ) -> Executable:
-            tbl = self.t("resources")
+            tbl = self.tables["resources"]
             columns = {c: c for c in stamped}
             if set_memory:
                 columns["workingMemory"] = "wm"
@@ -493,7 +492,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         def build_insert() -> Executable:
             columns = self.db.values(RESOURCES, {})
             return (
-                self.t("resources")
+                self.tables["resources"]
                 .insert()
                 .values(self.set_values("resources", {c: c for c in columns}))
             )

@@ -53,7 +53,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
     # -- helpers ---------------------------------------------------------------------------------
 
     def _select_spans(self, *, light: bool = False) -> sa.Select[Any]:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         return sa.select(
             *(
                 self.db.dialect.read_column(tbl, col)
@@ -63,7 +63,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         )
 
     def _span_where(self, trace_id: str, span_id: str) -> sa.ColumnElement[bool]:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         return sa.and_(tbl.c.traceId == trace_id, tbl.c.spanId == span_id)
 
     def _set_values(self, change: SpanChange, now: datetime) -> dict[str, Any]:
@@ -78,7 +78,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         return values
 
     def _trace_where(self, f: TraceFilter) -> list[Any]:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         dialect = self.db.dialect
         where: list[Any] = [tbl.c.parentSpanId.is_(None)]
         where.extend(tbl.c[name] == value for name, value in f.columns().items())
@@ -125,7 +125,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         await self.db.run(save, write=True)
 
     async def _update_spans(self, changes: Sequence[SpanChange], now: datetime) -> None:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         wanted = sa.or_(*(self._span_where(c.trace_id, c.span_id) for c in changes))
         existing_stmt = sa.select(tbl.c.traceId, tbl.c.spanId).where(wanted)
         updates = [
@@ -151,7 +151,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         ids = list(dict.fromkeys(trace_ids))
 
         def build(n: int) -> Executable:
-            tbl = self.t("ai_spans")
+            tbl = self.tables["ai_spans"]
             return tbl.delete().where(in_list(tbl.c.traceId, "v", n))
 
         def delete(conn: Connection) -> None:
@@ -183,7 +183,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         return await self.db.run(read)
 
     async def _get_root_span(self, trace_id: str) -> Span | None:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         stmt = (
             self._select_spans()
             .where(tbl.c.traceId == trace_id, tbl.c.parentSpanId.is_(None))
@@ -199,7 +199,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
 
     async def _trace_spans(self, trace_id: str, *, light: bool) -> list[Span]:
         def build(light: bool) -> Executable:
-            tbl = self.t("ai_spans")
+            tbl = self.tables["ai_spans"]
             return (
                 self._select_spans(light=light)
                 .where(tbl.c.traceId == sa.bindparam("trace_id"))
@@ -211,7 +211,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         return [from_row(Span, r) for r in rows]
 
     async def _list_traces(self, query: TraceQuery) -> tuple[list[Span], int | None]:
-        tbl = self.t("ai_spans")
+        tbl = self.tables["ai_spans"]
         where = self._trace_where(query.filter)
         order = tbl.c[query.order_field]
         keys: list[Any] = []
@@ -227,13 +227,13 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Span, stmt, count if query.count else None)
 
     async def _list_otel_spans(self, query: OtelSpanQuery) -> tuple[list[OtelSpan], int | None]:
-        tbl = self.t("traces")
+        tbl = self.tables["traces"]
         where: list[Any] = [tbl.c[name] == value for name, value in query.filter.columns().items()]
         if query.start_time is not None:
             where.extend(_dated(tbl.c.startTime, query.start_time))
@@ -250,7 +250,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(OtelSpan, stmt, count if query.count else None)

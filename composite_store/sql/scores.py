@@ -22,12 +22,12 @@ class SqlScores(SqlDomain, ScoresDomain):
     async def _save_score(self, score: Score) -> None:
         row = self.db.values(SCORERS, score.stored())
         stmt = self.db.dialect.upsert(
-            self.t("scorers"), [row], ["id"], [c for c in row if c != "id"]
+            self.tables["scorers"], [row], ["id"], [c for c in row if c != "id"]
         )
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _get_score(self, score_id: str) -> Score | None:
-        stmt = self.select_all("scorers").where(self.t("scorers").c.id == score_id)
+        stmt = self.select_all("scorers").where(self.tables["scorers"].c.id == score_id)
 
         def read(conn: Connection) -> Score | None:
             row = conn.execute(stmt).mappings().first()
@@ -36,7 +36,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         return await self.db.run(read)
 
     async def _list_scores(self, query: ScoreQuery) -> tuple[list[Score], int | None]:
-        tbl = self.t("scorers")
+        tbl = self.tables["scorers"]
         where = [tbl.c[name] == value for name, value in query.columns().items()]
         stmt = (
             self.select_all("scorers")
@@ -45,17 +45,17 @@ class SqlScores(SqlDomain, ScoresDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(Score, stmt, count if query.count else None)
 
     async def _save_eval(self, record: EvalRecord) -> None:
-        stmt = self.t("evals").insert().values(self.db.values(EVALS, record.stored()))
+        stmt = self.tables["evals"].insert().values(self.db.values(EVALS, record.stored()))
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _list_evals(self, query: EvalQuery) -> tuple[list[EvalRecord], int | None]:
-        tbl = self.t("evals")
+        tbl = self.tables["evals"]
         where = []
         if query.agent_name is not None:
             where.append(tbl.c.agent_name == query.agent_name)
@@ -73,7 +73,7 @@ class SqlScores(SqlDomain, ScoresDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(EvalRecord, stmt, count if query.count else None)

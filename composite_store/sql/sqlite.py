@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -20,8 +22,8 @@ from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
-from composite_store.errors import CompositeStoreError, ConflictError
-from composite_store.schema import ColumnType
+from composite_store.errors import CompositeStoreError, ConflictError, ValidationError
+from composite_store.schema import SQLITE, Column, ColumnType
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.experiments import SqlExperiments
@@ -29,7 +31,7 @@ from composite_store.sql.memory import SqlMemory
 from composite_store.sql.observability import SqlObservability
 from composite_store.sql.scores import SqlScores
 from composite_store.sql.store import SqlStore
-from composite_store.sql.types import IsoTimestamp
+from composite_store.sql.types import IntegerBoolean, IsoTimestamp
 from composite_store.sql.workflow_definitions import SqlWorkflowDefinitions
 from composite_store.sql.workflows import SqlWorkflows
 
@@ -47,6 +49,25 @@ __all__ = [
 
 #: Milliseconds a writer waits for another process's lock before failing.
 BUSY_TIMEOUT_MS = 5000
+
+
+def install_pragmas(engine: Engine, *, wal: bool, synchronous: bool = True) -> None:
+    """Set each new connection up as Mastra sets its files: a busy timeout, WAL (``wal``:
+    a file, not ``:memory:``) and synchronous=NORMAL. A read-only connection skips the two
+    that would write the file's header."""
+    busy_error: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if wal:
+            _enable_wal(cursor, busy_error)
+        if synchronous:
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
 
 
 def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
@@ -70,6 +91,7 @@ def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
 
 class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
+    family: ClassVar[str] = SQLITE
     alter_table_in_place: ClassVar[bool] = False
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         sa.exc.IntegrityError: ConflictError,
@@ -78,25 +100,40 @@ class SqliteDialect(SqlDialect):
     }
 
     def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine:
+        rest = url.split("://", 1)[1] if "://" in url else url
+        if rest and not rest.startswith("/"):
+            # sqlite://x.db: the host part of a URL, not a path. SQLite URLs have three
+            # slashes before a relative path and four before an absolute one.
+            path = rest.split("?", 1)[0]
+            raise ValidationError(
+                f"invalid SQLite URL {url!r}: a file path follows three slashes; did you mean "
+                f"'sqlite:///{path}' (relative) or 'sqlite:////{path.lstrip('/')}' (absolute)?"
+            )
         engine = sa.create_engine(
             url,
             connect_args={"check_same_thread": False, "isolation_level": None},
             **options,
         )
         memory = engine.url.database in (None, "", ":memory:")
-        busy_error: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
+        install_pragmas(engine, wal=not memory)
+        return engine
 
-        @sa.event.listens_for(engine, "connect")
-        def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-            # Transactions are ours (BEGIN below), not pysqlite's implicit ones.
-            dbapi_conn.isolation_level = None
-            cursor = dbapi_conn.cursor()
-            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            if not memory:
-                _enable_wal(cursor, busy_error)
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.close()
+    def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
+        # docstring inherited
+        path = sa.engine.make_url(url).database
+        if path in (None, "", ":memory:"):
+            return None
+        file = Path(path).resolve()
+        target = f"file:{urllib.parse.quote(str(file))}?mode=ro"
 
+        def connect() -> sqlite3.Connection:
+            # A missing file reads as what it is, a database without tables, and stays
+            # missing (mode=ro never creates one; neither does an empty in-memory stand-in).
+            where = target if file.is_file() else ":memory:"
+            return sqlite3.connect(where, uri=True, check_same_thread=False, isolation_level=None)
+
+        engine = sa.create_engine("sqlite://", creator=connect, **options)
+        install_pragmas(engine, wal=False, synchronous=False)
         return engine
 
     def begin(self, conn: Connection, *, write: bool) -> None:
@@ -104,6 +141,13 @@ class SqliteDialect(SqlDialect):
 
     def timestamp_type(self) -> TypeEngine[Any]:
         return IsoTimestamp()
+
+    def column_type(self, column: Column) -> TypeEngine[Any]:
+        # Mastra declares booleans INTEGER (0/1); SQLAlchemy's BOOLEAN would have NUMERIC
+        # affinity.
+        if column.type is ColumnType.BOOLEAN:
+            return IntegerBoolean()
+        return super().column_type(column)
 
     def upsert(
         self,
@@ -132,6 +176,15 @@ class SqliteDialect(SqlDialect):
         if isinstance(physical, sa.DateTime):
             return frozenset()
         return super().documented_types(physical)
+
+    def index_partial(
+        self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex
+    ) -> bool:
+        # PRAGMA index_list reports it (columns: seq, name, unique, origin, partial).
+        quote = conn.dialect.identifier_preparer.quote
+        where = f"{quote(schema)}." if schema else ""
+        rows = conn.exec_driver_sql(f"PRAGMA {where}index_list({quote(table)})")
+        return any(row[1] == index["name"] and row[4] for row in rows)
 
     def index_directions(
         self, conn: Connection, table: str, schema: str | None, index: ReflectedIndex

@@ -12,12 +12,34 @@ from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.domain import SqlDomain
 from composite_store.store import Store
-from composite_store.urls import split_options
+from composite_store.urls import check_options, split_options
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["SqlStore"]
+__all__ = ["ENGINE_OPTIONS", "SqlStore"]
+
+#: Keywords passed on to SQLAlchemy's ``create_engine`` (pool, logging, driver arguments).
+ENGINE_OPTIONS = frozenset(
+    {
+        "connect_args",
+        "echo",
+        "echo_pool",
+        "execution_options",
+        "hide_parameters",
+        "isolation_level",
+        "logging_name",
+        "max_overflow",
+        "pool_logging_name",
+        "pool_pre_ping",
+        "pool_recycle",
+        "pool_reset_on_return",
+        "pool_size",
+        "pool_timeout",
+        "pool_use_lifo",
+        "poolclass",
+    }
+)
 
 
 class SqlStore(Store):
@@ -30,6 +52,12 @@ class SqlStore(Store):
     dialect_cls: ClassVar[type[SqlDialect]] = SqlDialect
     domain_classes: ClassVar[Mapping[str, type[SqlDomain]]] = {}
 
+    @classmethod
+    def option_names(cls) -> frozenset[str]:
+        # docstring inherited
+        own = frozenset({"engine", "prefix", "schema"})
+        return own | ENGINE_OPTIONS | cls.dialect_cls.own_options
+
     def __init__(
         self,
         url: str | None = None,
@@ -39,6 +67,7 @@ class SqlStore(Store):
         schema: str | None = None,
         **engine_options: Any,
     ) -> None:
+        check_options(engine_options, self.option_names(), type(self).__name__)
         if url is not None:
             url, query = split_options(url, ("prefix", "schema"))
             prefix = query.get("prefix", prefix)

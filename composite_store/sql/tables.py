@@ -6,15 +6,30 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from composite_store.schema import TABLES, ColumnType, TableSpec, shadow_name, variant_nullable
+from composite_store.schema import (
+    MASTRA_FAMILIES,
+    TABLES,
+    ColumnType,
+    Index,
+    TableSpec,
+    shadow_name,
+    variant_nullable,
+)
 from composite_store.sql.dialect import SqlDialect
 
-__all__ = ["render_tables", "shadow"]
+__all__ = ["index_name", "render_tables", "shadow"]
 
 
 def shadow(name: str) -> str:
     """The shadow timestamp column of ``name`` (PostgreSQL): ``createdAt`` -> ``createdAtZ``."""
     return shadow_name(name)
+
+
+def index_name(
+    dialect: SqlDialect, index: Index, table_name: str, prefix: str, schema: str | None
+) -> str:
+    """The physical name of documented ``index`` of table ``table_name`` on ``dialect``."""
+    return dialect.index_name(index, table_name, prefix, schema)
 
 
 def render_table(
@@ -23,13 +38,14 @@ def render_table(
     name = spec.name(prefix)
     columns: list[Any] = []
     relaxed = variant_nullable(spec, dialect.variants())
+    pk_name = dialect.primary_key_name(spec, prefix, schema)
     for col in spec.columns:
         columns.append(
             sa.Column(
                 col.name,
                 dialect.column_type(col),
                 nullable=(col.nullable or col.name in relaxed) and col.name not in spec.primary_key,
-                primary_key=col.name in spec.primary_key,
+                primary_key=col.name in spec.primary_key and pk_name is None,
                 autoincrement=False,
             )
         )
@@ -42,18 +58,34 @@ def render_table(
                     server_default=sa.func.now(),
                 )
             )
+    if pk_name is not None:
+        columns.append(sa.PrimaryKeyConstraint(*spec.primary_key, name=pk_name))
+    unique_indexes = []
     for unique in spec.unique:
+        as_index = spec.unique_index_name(unique) if dialect.family in MASTRA_FAMILIES else None
+        if as_index is not None:
+            unique_indexes.append((as_index, unique))
+            continue
         columns.append(sa.UniqueConstraint(*unique, name=dialect.unique_name(name, unique, schema)))
     columns.extend(dialect.table_constraints(spec, name))
     table = sa.Table(name, metadata, *columns, schema=schema)
-    for index in spec.indexes:
+    for as_index, unique in unique_indexes:
+        sa.Index(as_index, *[table.c[c] for c in unique], unique=True)
+    for index in spec.indexes_for(dialect.family):
+        options: dict[str, Any] = {}
+        if index.where_null is not None:
+            where = table.c[index.where_null].is_(None)
+            options.update(postgresql_where=where, sqlite_where=where)
+        if index.method is not None:
+            options["postgresql_using"] = index.method
         sa.Index(
-            index.name(name),
+            index_name(dialect, index, name, prefix, schema),
             *[
                 table.c[c].desc() if desc and dialect.descending_indexes else table.c[c]
                 for c, desc in index.columns
             ],
             unique=index.unique,
+            **options,
         )
     return table
 

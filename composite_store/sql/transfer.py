@@ -1,5 +1,5 @@
-"""Export and import of whole tables in SQL (``Domain.export_records`` and friends), written once
-for every relational backend.
+"""Export and import of whole tables in SQL (``Transferable.export_records`` and friends),
+written once for every relational backend.
 
 Export pages by key (keyset: ``WHERE key > :last ORDER BY key``), so a page costs the same at the
 start and at the end of a large table; Mastra's ``evals`` table has no key and pages by offset
@@ -10,8 +10,8 @@ timestamps written alongside (``SqlDatabase.values``): rows arrive exactly as ex
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -20,16 +20,29 @@ from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.records.tables import record_from_row, row_of
 from composite_store.schema import table
+from composite_store.sql.database import SqlDatabase
 
-if TYPE_CHECKING:
-    from composite_store.sql.domain import SqlDomain
-
-__all__ = ["count_rows", "export_rows", "fetch_rows", "import_rows"]
+__all__ = ["Tables", "count_rows", "export_rows", "fetch_rows", "import_rows"]
 
 #: Keys per lookup statement (an OR of key equalities, or an IN list).
 _FETCH_CHUNK = 100
 #: The order of a keyless table's export (Mastra's evals: several metrics share a run id).
 _KEYLESS_ORDER = ("created_at", "run_id", "metric_name", "agent_name", "global_run_id")
+
+
+class Tables(Protocol):
+    """What export and import need of a relational domain (``SqlDomain`` has it): its
+    database, the rendered tables and the multi-row upsert."""
+
+    @property
+    def db(self) -> SqlDatabase: ...
+
+    @property
+    def tables(self) -> Mapping[str, sa.Table]: ...
+
+    def upsert(
+        self, base: str, rows: Sequence[Mapping[str, Any]], key: Sequence[str]
+    ) -> Sequence[tuple[Any, dict[str, Any]]]: ...
 
 
 def _decode_cursor(cursor: str, what: str) -> Any:
@@ -40,11 +53,11 @@ def _decode_cursor(cursor: str, what: str) -> Any:
 
 
 async def export_rows(
-    dom: SqlDomain, base: str, cursor: str | None, limit: int
+    dom: Tables, base: str, cursor: str | None, limit: int
 ) -> tuple[list[Record], str | None]:
     """One page of table ``base`` after ``cursor``, and the next cursor."""
     spec = table(base)
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
     stmt = sa.select(*dom.db.readable(tbl, spec))
     key = spec.key_columns
     offset = 0
@@ -88,10 +101,10 @@ def _after(tbl: sa.Table, key: Sequence[str], last: Sequence[Any]) -> sa.ColumnE
     return sa.or_(*clauses)
 
 
-async def fetch_rows(dom: SqlDomain, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
+async def fetch_rows(dom: Tables, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
     """The rows of ``base`` whose key is in ``keys``."""
     spec = table(base)
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
     key = spec.key_columns
     columns = dom.db.readable(tbl, spec)
     statements = []
@@ -116,13 +129,13 @@ async def fetch_rows(dom: SqlDomain, base: str, keys: Sequence[tuple[Any, ...]])
     return await dom.db.run(read)
 
 
-async def import_rows(dom: SqlDomain, base: str, records: Sequence[Record]) -> None:
+async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None:
     """Upsert ``records`` into ``base`` by key (append to a keyless table), in one
     transaction."""
     spec = table(base)
     rows = [dom.db.values(spec, row_of(base, r)) for r in records]
     key = spec.key_columns
-    tbl = dom.t(base)
+    tbl = dom.tables[base]
 
     def write(conn: Connection) -> None:
         if not key:
@@ -134,8 +147,8 @@ async def import_rows(dom: SqlDomain, base: str, records: Sequence[Record]) -> N
     await dom.db.run(write, write=True)
 
 
-async def count_rows(dom: SqlDomain, base: str) -> int:
+async def count_rows(dom: Tables, base: str) -> int:
     """How many rows ``base`` holds."""
-    stmt = sa.select(sa.func.count()).select_from(dom.t(base))
+    stmt = sa.select(sa.func.count()).select_from(dom.tables[base])
     count: int = await dom.db.run(lambda conn: conn.execute(stmt).scalar_one())
     return count

@@ -12,8 +12,17 @@ from sqlalchemy.types import TypeDecorator
 
 from composite_store.records.base import iso_ms
 from composite_store.records.json import compact_json
+from composite_store.sql import jsonb
 
-__all__ = ["IsoTimestamp", "JsonText", "UtcTimestamp", "dumps", "loads_json", "format_iso_ms"]
+__all__ = [
+    "IntegerBoolean",
+    "IsoTimestamp",
+    "JsonText",
+    "UtcTimestamp",
+    "dumps",
+    "format_iso_ms",
+    "loads_json",
+]
 
 
 #: Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
@@ -22,11 +31,20 @@ dumps = compact_json
 
 def loads_json(value: Any) -> Any:
     """Decode a stored JSON value; a JSON string that itself holds JSON text is parsed once more
-    (Mastra writes some metadata that way)."""
+    (Mastra writes some metadata that way). A BLOB is SQLite's binary JSONB as @mastra/libsql
+    writes it (decoded here, for engines whose ``json()`` predates JSONB), else UTF-8 JSON."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        value = bytes(value).decode("utf-8")
+        blob = bytes(value)
+        try:
+            return _json_in_string(jsonb.decode(blob))
+        except jsonb.JsonbError:
+            value = blob.decode("utf-8")  # JSON text stored as a BLOB
     if isinstance(value, str):
         value = json.loads(value)
+    return _json_in_string(value)
+
+
+def _json_in_string(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
@@ -57,6 +75,19 @@ class JsonText(TypeDecorator[Any]):
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Any:
         return None if value is None else loads_json(value)
+
+
+class IntegerBoolean(TypeDecorator[bool]):
+    """A boolean as INTEGER 0/1, declared ``INTEGER`` as Mastra declares it (SQLite, libSQL)."""
+
+    impl = sa.Integer
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> int | None:
+        return None if value is None else int(bool(value))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> bool | None:
+        return None if value is None else bool(value)
 
 
 class IsoTimestamp(TypeDecorator[datetime]):

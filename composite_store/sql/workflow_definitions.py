@@ -37,7 +37,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         self, conn: Connection, definition_id: str, *, lock: bool = False
     ) -> WorkflowDefinition | None:
         stmt = self.select_all("workflow_definitions").where(
-            self.t("workflow_definitions").c.id == definition_id
+            self.tables["workflow_definitions"].c.id == definition_id
         )
         if lock and self.db.dialect.supports_for_update:
             # Serialises writers of one definition (version numbering, updates).
@@ -53,7 +53,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     # -- definitions -------------------------------------------------------------------------------
 
     async def _insert_definition(self, definition: WorkflowDefinition) -> bool:
-        tbl = self.t("workflow_definitions")
+        tbl = self.tables["workflow_definitions"]
         row = self.db.values(DEFINITIONS, definition.stored())
 
         def insert(conn: Connection) -> bool:
@@ -70,7 +70,8 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     async def _update_definition(
         self, definition_id: str, update: DefinitionUpdate
     ) -> WorkflowDefinition | None:
-        tbl, versions = self.t("workflow_definitions"), self.t("workflow_definition_versions")
+        tbl = self.tables["workflow_definitions"]
+        versions = self.tables["workflow_definition_versions"]
 
         def apply(conn: Connection) -> WorkflowDefinition | None:
             current = self._definition(conn, definition_id, lock=True)
@@ -85,7 +86,8 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         return await self.db.run(apply, write=True)
 
     async def _delete_definition(self, definition_id: str) -> None:
-        tbl, versions = self.t("workflow_definitions"), self.t("workflow_definition_versions")
+        tbl = self.tables["workflow_definitions"]
+        versions = self.tables["workflow_definition_versions"]
 
         def delete(conn: Connection) -> None:
             conn.execute(versions.delete().where(versions.c.workflowDefinitionId == definition_id))
@@ -96,14 +98,14 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     async def _list_definitions(
         self, query: DefinitionQuery
     ) -> tuple[list[WorkflowDefinition], int]:
-        tbl = self.t("workflow_definitions")
+        tbl = self.tables["workflow_definitions"]
         order = (tbl.c[query.order_field], tbl.c.id)
         stmt = self.select_all("workflow_definitions").order_by(
             *(c.desc() if query.descending else c.asc() for c in order)
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl)
 
         return await self.read_page(WorkflowDefinition, stmt, count)
@@ -113,7 +115,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     async def _create_version(
         self, definition_id: str, number: int | None, build: VersionFactory
     ) -> WorkflowDefinitionVersion | Literal["missing_definition", "number_taken", "id_taken"]:
-        versions = self.t("workflow_definition_versions")
+        versions = self.tables["workflow_definition_versions"]
         of_definition = versions.c.workflowDefinitionId == definition_id
 
         def create(
@@ -138,13 +140,13 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         return await self.db.run(create, write=True)
 
     async def _get_version(self, version_id: str) -> WorkflowDefinitionVersion | None:
-        versions = self.t("workflow_definition_versions")
+        versions = self.tables["workflow_definition_versions"]
         return await self.db.run(lambda conn: self._version(conn, versions.c.id == version_id))
 
     async def _get_version_by_number(
         self, definition_id: str, number: int
     ) -> WorkflowDefinitionVersion | None:
-        versions = self.t("workflow_definition_versions")
+        versions = self.tables["workflow_definition_versions"]
         return await self.db.run(
             lambda conn: self._version(
                 conn,
@@ -156,7 +158,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
     async def _list_versions(
         self, query: VersionQuery
     ) -> tuple[list[WorkflowDefinitionVersion], int]:
-        versions = self.t("workflow_definition_versions")
+        versions = self.tables["workflow_definition_versions"]
         where = versions.c.workflowDefinitionId == query.workflow_definition_id
         order = (versions.c[query.order_field], versions.c.id)
         stmt = (
@@ -166,7 +168,7 @@ class SqlWorkflowDefinitions(SqlDomain, WorkflowDefinitionsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(versions).where(where)
 
         rows, total = await self.read_page(

@@ -32,7 +32,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
         def build(named: bool) -> Executable:
-            tbl = self.t("workflow_snapshot")
+            tbl = self.tables["workflow_snapshot"]
             stmt = self.select_all("workflow_snapshot").where(
                 tbl.c.run_id == sa.bindparam("run_id")
             )
@@ -51,7 +51,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         return await self.db.run(read)
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
-        tbl = self.t("workflow_snapshot")
+        tbl = self.tables["workflow_snapshot"]
         where = []
         if query.workflow_name is not None:
             where.append(tbl.c.workflow_name == query.workflow_name)
@@ -71,20 +71,20 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         )
         w = query.window
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.limit + 1)
+            stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
 
         return await self.read_page(WorkflowRun, stmt, count if query.count else None)
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
-        tbl = self.t("workflow_snapshot")
+        tbl = self.tables["workflow_snapshot"]
         stmt = tbl.delete().where(tbl.c.run_id == run_id, tbl.c.workflow_name == workflow_name)
         await self.db.run(lambda conn: conn.execute(stmt), write=True)
 
     async def _update_snapshot(
         self, workflow_name: str, run_id: str, update: SnapshotUpdate, now: datetime
     ) -> dict[str, Any] | None:
-        tbl = self.t("workflow_snapshot")
+        tbl = self.tables["workflow_snapshot"]
         select = self.select_all("workflow_snapshot").where(
             tbl.c.workflow_name == workflow_name, tbl.c.run_id == run_id
         )

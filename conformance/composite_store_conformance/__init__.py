@@ -1,22 +1,27 @@
 """The composite-store conformance suite: hold any backend to the documented behaviour and schema.
 
-A backend author writes one fixture and one-line subclasses::
+A backend author opts in to the pytest plugin, writes one fixture and takes one test class per
+suite::
 
+    # conftest.py
+    pytest_plugins = ["composite_store_conformance.plugin"]
+
+    # test_conformance.py
     import pytest
     from composite_store import open_store
-    from composite_store_conformance import MemorySuite, WorkflowsSuite
+    from composite_store_conformance import suite_classes
 
     @pytest.fixture(scope="session")
-    def store_factory(tmp_path_factory):
+    def cs_store_factory(tmp_path_factory):
         return open_store(f"sqlite:///{tmp_path_factory.mktemp('db') / 'x.db'}")
 
-    class TestMyMemory(MemorySuite): pass
-    class TestMyWorkflows(WorkflowsSuite): pass
+    globals().update(suite_classes("Mine"))  # TestMineMemory, TestMineWorkflows, ...
 
-The pytest plugin (registered on install) runs the suites' async tests on one session loop.
+The plugin runs the suites' async tests on one event loop per session.
 """
 
 from composite_store_conformance.base import Suite
+from composite_store_conformance.classes import SUITES, suite_classes
 from composite_store_conformance.suite.test_capabilities import CapabilitiesSuite
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
@@ -30,6 +35,7 @@ from composite_store_conformance.suite.test_workflow_definitions import Workflow
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
 
 __all__ = [
+    "SUITES",
     "CapabilitiesSuite",
     "DatasetsSuite",
     "ExperimentsSuite",
@@ -42,4 +48,5 @@ __all__ = [
     "TransferSuite",
     "WorkflowDefinitionsSuite",
     "WorkflowsSuite",
+    "suite_classes",
 ]

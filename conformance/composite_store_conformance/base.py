@@ -1,24 +1,59 @@
-"""``Suite``: the base of every conformance class."""
+"""``Suite``: the base of every conformance class, and the wrapping of its ``async def`` tests."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Any, ClassVar
 
-__all__ = ["Suite"]
+__all__ = ["LOOP_FIXTURE", "Suite"]
+
+#: The plugin's fixture that runs a coroutine on the session's event loop; every suite test
+#: asks for it (see ``Suite.__init_subclass__``).
+LOOP_FIXTURE = "cs_run"
 
 
 class Suite:
     """Base of the conformance classes (not collected by itself: its name ends in ``Suite``).
 
-    A backend's test module subclasses each suite in one line::
+    A backend's test module takes one class per suite from ``suite_classes``, or subclasses a
+    suite in one line::
 
         class TestSqliteMemory(MemorySuite): pass
 
-    ``known_gaps`` maps a test name to the reason the backend fails it; each becomes a strict
-    xfail, so a fixed gap shows up as an unexpected pass.
+    The tests this backend is known to fail are the store's own ``known_gaps`` (``Store``); the
+    plugin turns each into a strict xfail, so a fixed gap shows up as an unexpected pass.
+
+    The suite's tests are written ``async def`` and run on the plugin's one event loop per
+    session, where the store was initialized. So that no other async plugin (pytest-asyncio in
+    auto mode, anyio) takes them for its own and runs them on another loop, each is wrapped
+    here, when its class is defined, in a plain function that asks for the plugin's
+    ``cs_run`` fixture.
     """
 
-    #: The domains the suite's tests use; the first one's capabilities gate ``requires``.
+    #: The domains the suite's tests use; the first one's capabilities gate ``cs_requires``.
     domains: ClassVar[tuple[str, ...]] = ()
-    #: Test name -> reason this backend is known to fail it.
-    known_gaps: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, member in list(vars(cls).items()):
+            if name.startswith("test") and inspect.iscoroutinefunction(member):
+                setattr(cls, name, _on_session_loop(member))
+
+
+def _on_session_loop(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """``test`` as a plain function taking the loop fixture as well as its own arguments."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        loop = kwargs.pop(LOOP_FIXTURE)
+        loop(test(*args, **kwargs))
+
+    signature = inspect.signature(test)
+    # Keyword-only: the test's own parameters (fixtures, parametrize names) keep their places.
+    loop_parameter = inspect.Parameter(LOOP_FIXTURE, inspect.Parameter.KEYWORD_ONLY)
+    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), loop_parameter]
+    )
+    return run

@@ -1,21 +1,23 @@
-"""The pytest plugin: fixtures, markers and the runner of the suite's async tests.
+"""The pytest plugin: fixtures, markers and the event loop of the suite's async tests.
 
-Registered through the ``pytest11`` entry point, so installing composite-store-conformance is
-enough. A backend supplies one fixture, ``store_factory``; see ``composite_store_conformance``.
+Opt-in: a test suite that runs the conformance classes loads it from its conftest.py,
+``pytest_plugins = ["composite_store_conformance.plugin"]``, or with
+``-p composite_store_conformance.plugin``. Installing the package loads nothing into other
+pytest sessions. Its fixtures and markers carry the ``cs_`` prefix so that they never meet a
+suite's own ``store`` or ``run``: a backend supplies one fixture, ``cs_store_factory``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
 
 from composite_store.store import Store
-from composite_store_conformance.base import Suite
+from composite_store_conformance.base import LOOP_FIXTURE, Suite
 
 __all__ = ["pytest_configure"]
 
@@ -26,44 +28,29 @@ _STORES_KEY = pytest.StashKey[dict[int, Store]]()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "requires(*capabilities): the test needs these capabilities of the suite's domain; "
+        "cs_requires(*capabilities): the test needs these capabilities of the suite's domain; "
         "skipped where the backend does not claim them",
     )
-    config.addinivalue_line("markers", "conformance: a composite-store conformance test")
+    config.addinivalue_line("markers", "cs_conformance: a composite-store conformance test")
 
 
 def runner(config: pytest.Config) -> asyncio.Runner:
     """The one event loop every conformance test and store of this session runs on."""
     found = config.stash.get(_RUNNER_KEY, None)
     if found is None:
-        found = asyncio.Runner()
+        # A loop factory keeps the loop private: it is never the thread's current loop, so
+        # another plugin that closes or replaces that loop (pytest-asyncio) cannot touch it.
+        found = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         config.stash[_RUNNER_KEY] = found
     return found
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark suite tests, and turn each class's ``known_gaps`` into strict xfails."""
+    """Mark the suite's tests ``cs_conformance``."""
     for item in items:
         cls = getattr(item, "cls", None)
-        if cls is None or not issubclass(cls, Suite):
-            continue
-        item.add_marker(pytest.mark.conformance)
-        name = getattr(item, "originalname", item.name)
-        reason = cls.known_gaps.get(name)
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=f"known gap: {reason}", strict=True))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run the suite's ``async def`` tests on the session's event loop."""
-    cls = getattr(pyfuncitem, "cls", None)
-    if cls is None or not issubclass(cls, Suite) or not inspect.iscoroutinefunction(pyfuncitem.obj):
-        return None
-    names = pyfuncitem._fixtureinfo.argnames
-    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    runner(pyfuncitem.config).run(pyfuncitem.obj(**kwargs))
-    return True
+        if cls is not None and issubclass(cls, Suite):
+            item.add_marker(pytest.mark.cs_conformance)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -78,17 +65,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def store_factory() -> Any:
+def cs_store_factory(request: pytest.FixtureRequest) -> Any:
     """Override this fixture: return a ``Store`` (or a zero-argument callable returning one).
 
     It should point at a throwaway namespace provisioned for the test session (a temporary
     file, a schema, a database, a key prefix); the suite initializes the domains each test
     needs and clears them between tests with ``dangerously_clear_all()``.
+
+    A backend whose tests define ``store_factory`` instead (the name DESIGN.md section 5 gives
+    backend authors) is served from it: the plugin registers no fixture of that name itself,
+    so it never shadows or collides with a user's own.
     """
+    if "store_factory" in request.fixturenames or _defined(request, "store_factory"):
+        return request.getfixturevalue("store_factory")
     raise pytest.UsageError(
-        "composite_store_conformance: define a `store_factory` fixture returning a Store "
-        "(or a callable returning one), e.g. `return open_store('sqlite:///' + str(tmp))`"
+        "composite_store_conformance: define a `cs_store_factory` (or `store_factory`) fixture "
+        "returning a Store (or a callable returning one), e.g. "
+        "`return open_store('sqlite:///' + str(tmp))`"
     )
+
+
+def _defined(request: pytest.FixtureRequest, name: str) -> bool:
+    """Whether a fixture called ``name`` is visible from the requesting test."""
+    manager = request._fixturemanager  # no public lookup of a fixture's definitions by name
+    return bool(manager.getfixturedefs(name, request.node))
 
 
 def _session_store(request: pytest.FixtureRequest, factory: Any) -> Store:
@@ -97,37 +97,50 @@ def _session_store(request: pytest.FixtureRequest, factory: Any) -> Store:
     if key not in stores:
         store = factory if isinstance(factory, Store) else factory()
         if not isinstance(store, Store):
-            raise pytest.UsageError(f"store_factory gave {type(store).__name__}, not a Store")
+            raise pytest.UsageError(f"cs_store_factory gave {type(store).__name__}, not a Store")
         stores[key] = store
     return stores[key]
 
 
-@pytest.fixture
-def run(request: pytest.FixtureRequest) -> Callable[[Any], Any]:
-    """Run a coroutine on the session's event loop (for synchronous helpers and fixtures)."""
+@pytest.fixture(name=LOOP_FIXTURE)
+def cs_run(request: pytest.FixtureRequest) -> Callable[[Any], Any]:
+    """Run a coroutine on the session's event loop (every suite test runs through it)."""
     loop_runner = runner(request.config)
     return lambda coro: loop_runner.run(coro)
 
 
+def _mark_known_gap(item: pytest.Item, known_gaps: Mapping[str, str]) -> None:
+    """Turn the test into a strict xfail where the store declares it a known gap."""
+    name = getattr(item, "originalname", item.name)
+    reason = known_gaps.get(name)
+    if reason is not None:
+        item.add_marker(pytest.mark.xfail(reason=f"known gap: {reason}", strict=True))
+
+
 @pytest.fixture
-def store(request: pytest.FixtureRequest, store_factory: Any) -> Iterator[Store]:
-    """The backend's store with the suite's domains initialized and empty."""
+def cs_store(request: pytest.FixtureRequest, cs_store_factory: Any) -> Iterator[Store]:
+    """The backend's store with the suite's domains initialized and empty.
+
+    Capabilities (for ``cs_requires``) and known gaps come from the store itself: the first
+    domain's ``capabilities`` and the store's ``known_gaps``.
+    """
     cls = request.cls
     if cls is None or not issubclass(cls, Suite):
-        raise pytest.UsageError("the `store` fixture is for conformance Suite classes")
+        raise pytest.UsageError("the `cs_store` fixture is for conformance Suite classes")
     loop_runner = runner(request.config)
-    store = _session_store(request, store_factory)
+    store = _session_store(request, cs_store_factory)
     for name in cls.domains:
         domain = store.get(name)
         if domain is None:
             pytest.skip(f"{store.backend} does not offer the {name} domain")
+    _mark_known_gap(request.node, store.known_gaps)
     # init() first: a backend may learn its capabilities from the server (MongoDB has
     # transactions on a replica set only).
     for name in cls.domains:
         domain = store.get(name)
         assert domain is not None
         loop_runner.run(domain.init())
-    needs = [m.args for m in request.node.iter_markers("requires")]
+    needs = [m.args for m in request.node.iter_markers("cs_requires")]
     primary = store.get(cls.domains[0]) if cls.domains else None
     for capabilities in needs:
         for capability in capabilities:

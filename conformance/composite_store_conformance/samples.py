@@ -251,6 +251,11 @@ async def scores_sample(domain: Domain) -> list[Expected]:
         "source": "LIVE",
         "resourceId": "raw-u1",
         "threadId": "raw-t1",
+        "organizationId": "raw-org",
+        "projectId": "raw-project",
+        "batchId": "raw-batch",
+        "datasetId": "raw-d1",
+        "datasetItemId": "raw-i1",
         "createdAt": IN_UTC,
         "updatedAt": at(1),
     }

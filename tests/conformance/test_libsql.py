@@ -4,29 +4,17 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from backends import ran, unreachable
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.backends import ran, unreachable
 
 BASE_URL = "libsql:///conformance.db"
 
 
 @pytest.fixture(scope="session")
-def store_factory() -> Iterator[Store]:
+def cs_store_factory() -> Iterator[Store]:
     try:
         from composite_store_libsql import provision
     except ImportError as exc:
@@ -37,45 +25,4 @@ def store_factory() -> Iterator[Store]:
     asyncio.run(provision.drop_namespace(BASE_URL, name))
 
 
-class TestLibsqlMemory(MemorySuite):
-    pass
-
-
-class TestLibsqlWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestLibsqlScores(ScoresSuite):
-    pass
-
-
-class TestLibsqlWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestLibsqlDatasets(DatasetsSuite):
-    pass
-
-
-class TestLibsqlExperiments(ExperimentsSuite):
-    pass
-
-
-class TestLibsqlObservability(ObservabilitySuite):
-    pass
-
-
-class TestLibsqlSchema(SchemaSuite):
-    pass
-
-
-class TestLibsqlCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestLibsqlRouter(RouterSuite):
-    pass
-
-
-class TestLibsqlTransfer(TransferSuite):
-    pass
+globals().update(suite_classes("Libsql"))

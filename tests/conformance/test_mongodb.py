@@ -3,70 +3,17 @@
 the ``$jsonSchema`` validators on."""
 
 import pytest
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
-from servers import mongodb
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import mongodb
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     # The provisioned URL turns the $jsonSchema validators on (the schema checks read them).
     return open_store(mongodb.session_url(request))
 
 
-class TestMongoMemory(MemorySuite):
-    pass
-
-
-class TestMongoWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestMongoScores(ScoresSuite):
-    pass
-
-
-class TestMongoWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestMongoDatasets(DatasetsSuite):
-    pass
-
-
-class TestMongoExperiments(ExperimentsSuite):
-    pass
-
-
-class TestMongoObservability(ObservabilitySuite):
-    pass
-
-
-class TestMongoSchema(SchemaSuite):
-    pass
-
-
-class TestMongoCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestMongoRouter(RouterSuite):
-    pass
-
-
-class TestMongoTransfer(TransferSuite):
-    pass
+globals().update(suite_classes("Mongo"))

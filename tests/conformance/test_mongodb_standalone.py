@@ -6,59 +6,16 @@ The schema and router suites do not depend on the deployment and run in test_mon
 """
 
 import pytest
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
-from servers import mongodb
+from composite_store_conformance import RouterSuite, SchemaSuite, suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import mongodb
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(mongodb.session_url(request, standalone=True))
 
 
-class TestMongoStandaloneMemory(MemorySuite):
-    pass
-
-
-class TestMongoStandaloneWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestMongoStandaloneScores(ScoresSuite):
-    pass
-
-
-class TestMongoStandaloneWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestMongoStandaloneDatasets(DatasetsSuite):
-    pass
-
-
-class TestMongoStandaloneExperiments(ExperimentsSuite):
-    pass
-
-
-class TestMongoStandaloneObservability(ObservabilitySuite):
-    pass
-
-
-class TestMongoStandaloneCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestMongoStandaloneTransfer(TransferSuite):
-    pass
+globals().update(suite_classes("MongoStandalone", without=(SchemaSuite, RouterSuite)))

@@ -1,9 +1,9 @@
 """The conformance suite on Oracle Database, wherever one can be reached.
 
-No Oracle server runs on this project's machines: ``tests/test_oracle_compile.py`` checks every
-statement the adapter sends instead. Elsewhere the suite runs against
-``COMPOSITE_STORE_TEST_ORACLE_URL``, e.g. the ``oracle`` service of docker/docker-compose.yml
-(started by the tests themselves where a Docker engine answers)::
+No Oracle server runs on this project's machines:
+``adapters/oracle/tests/test_oracle_compile.py`` checks every statement the adapter sends instead.
+Elsewhere the suite runs against ``COMPOSITE_STORE_TEST_ORACLE_URL``, e.g. the ``oracle``
+service of docker/docker-compose.yml (started by the tests where a Docker engine answers)::
 
     COMPOSITE_STORE_TEST_ORACLE_URL='oracle://composite:composite@127.0.0.1:1521/?service_name=FREEPDB1'
 
@@ -12,69 +12,16 @@ users, which the tests do not create) and drops its tables at the end.
 """
 
 import pytest
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
-from servers import oracle
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import oracle
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(oracle.session_url(request))
 
 
-class TestOracleMemory(MemorySuite):
-    pass
-
-
-class TestOracleWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestOracleScores(ScoresSuite):
-    pass
-
-
-class TestOracleWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestOracleDatasets(DatasetsSuite):
-    pass
-
-
-class TestOracleExperiments(ExperimentsSuite):
-    pass
-
-
-class TestOracleObservability(ObservabilitySuite):
-    pass
-
-
-class TestOracleSchema(SchemaSuite):
-    pass
-
-
-class TestOracleCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestOracleRouter(RouterSuite):
-    pass
-
-
-class TestOracleTransfer(TransferSuite):
-    pass
+globals().update(suite_classes("Oracle"))

@@ -10,28 +10,17 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from composite_store_conformance import (
-    CapabilitiesSuite,
-    DatasetsSuite,
-    ExperimentsSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    WorkflowDefinitionsSuite,
-    WorkflowsSuite,
-)
-from servers import postgres
+from composite_store_conformance import TransferSuite, suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import postgres
 
 SERVER_TZ, CLIENT_TZ = "Asia/Tokyo", "America/New_York"
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(postgres.session_url(request, options=f"-c timezone={SERVER_TZ}"))
 
 
@@ -50,41 +39,4 @@ def client_time_zone() -> Iterator[None]:
     time.tzset()
 
 
-class TestPostgresTzMemory(MemorySuite):
-    pass
-
-
-class TestPostgresTzWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestPostgresTzScores(ScoresSuite):
-    pass
-
-
-class TestPostgresTzWorkflowDefinitions(WorkflowDefinitionsSuite):
-    pass
-
-
-class TestPostgresTzDatasets(DatasetsSuite):
-    pass
-
-
-class TestPostgresTzExperiments(ExperimentsSuite):
-    pass
-
-
-class TestPostgresTzObservability(ObservabilitySuite):
-    pass
-
-
-class TestPostgresTzSchema(SchemaSuite):
-    pass
-
-
-class TestPostgresTzCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestPostgresTzRouter(RouterSuite):
-    pass
+globals().update(suite_classes("PostgresTz", without=(TransferSuite,)))

@@ -3,53 +3,22 @@
 
 import pytest
 from composite_store_conformance import (
-    CapabilitiesSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowsSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    WorkflowDefinitionsSuite,
+    suite_classes,
 )
-from servers import redis
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import redis
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(redis.session_url(request))
 
 
-class TestRedisMemory(MemorySuite):
-    pass
-
-
-class TestRedisWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestRedisScores(ScoresSuite):
-    pass
-
-
-class TestRedisObservability(ObservabilitySuite):
-    known_gaps = redis.KNOWN_GAPS
-
-
-class TestRedisSchema(SchemaSuite):
-    pass
-
-
-class TestRedisCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestRedisRouter(RouterSuite):
-    pass
-
-
-class TestRedisTransfer(TransferSuite):
-    pass
+# Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
+NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
+globals().update(suite_classes("Redis", without=NOT_OFFERED))

@@ -4,53 +4,22 @@ session."""
 
 import pytest
 from composite_store_conformance import (
-    CapabilitiesSuite,
-    MemorySuite,
-    ObservabilitySuite,
-    RouterSuite,
-    SchemaSuite,
-    ScoresSuite,
-    TransferSuite,
-    WorkflowsSuite,
+    DatasetsSuite,
+    ExperimentsSuite,
+    WorkflowDefinitionsSuite,
+    suite_classes,
 )
-from servers import redis
 
 from composite_store import open_store
 from composite_store.store import Store
+from tests.support.servers import redis
 
 
 @pytest.fixture(scope="session")
-def store_factory(request: pytest.FixtureRequest) -> Store:
+def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(redis.session_url(request, cluster=True))
 
 
-class TestRedisClusterMemory(MemorySuite):
-    pass
-
-
-class TestRedisClusterWorkflows(WorkflowsSuite):
-    pass
-
-
-class TestRedisClusterScores(ScoresSuite):
-    pass
-
-
-class TestRedisClusterObservability(ObservabilitySuite):
-    known_gaps = redis.KNOWN_GAPS
-
-
-class TestRedisClusterSchema(SchemaSuite):
-    pass
-
-
-class TestRedisClusterCapabilities(CapabilitiesSuite):
-    pass
-
-
-class TestRedisClusterRouter(RouterSuite):
-    pass
-
-
-class TestRedisClusterTransfer(TransferSuite):
-    pass
+# Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
+NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
+globals().update(suite_classes("RedisCluster", without=NOT_OFFERED))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -12,7 +13,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from composite_store.errors import ValidationError
 from composite_store.schema import Column, ColumnType
-from composite_store.sql.sqlite import SqliteDialect
+from composite_store.sql.sqlite import SqliteDialect, install_pragmas
 
 __all__ = ["LibsqlDialect", "split_url"]
 
@@ -57,6 +58,26 @@ class LibsqlDialect(SqliteDialect):
 
         # Remote servers manage their own journal; only the local pragmas are skipped.
         return sa.create_engine("sqlite+libsql://", creator=connect, **options)
+
+    def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
+        # docstring inherited
+        import composite_store_libsql.sa_dialect  # noqa: F401 - registers sqlite+libsql
+        from composite_store_libsql import dbapi
+
+        path, remote, _token = split_url(url)
+        if remote is not None or path is None:
+            return None  # a server: connecting creates nothing
+        # The libSQL engine has no read-only open: a missing file reads as an empty in-memory
+        # database instead of being created, and an existing file keeps its journal mode.
+        file = Path(path)
+
+        def connect() -> Any:
+            where = str(file) if file.is_file() else ":memory:"
+            return dbapi.connect(where, check_same_thread=False)
+
+        engine = sa.create_engine("sqlite+libsql://", creator=connect, **options)
+        install_pragmas(engine, wal=False, synchronous=False)
+        return engine
 
     def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
         # Mastra writes JSON columns as SQLite's binary JSONB; json() turns either form into

@@ -21,7 +21,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from composite_store.errors import ValidationError, redact
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, validate_prefix
-from composite_store.urls import scheme_of, split_options
+from composite_store.urls import scheme_of, split_options, url_flag
 from composite_store_mongodb.errors import mongo_errors
 
 __all__ = ["Document", "MongoConnection", "Session", "parse_url"]
@@ -35,22 +35,8 @@ Session = AsyncClientSession | None
 #: the URL.
 OPTIONS = ("prefix", "validator")
 _SCHEMES = ("mongodb", "mongodb+srv")
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 #: Characters MongoDB refuses in database names (any platform).
 _BAD_DB_CHARS = set('/\\. "$*<>:|?\x00')
-
-
-def parse_bool(value: str | bool, *, what: str) -> bool:
-    """Read an on/off option given as a keyword (bool) or a URL parameter (text)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValidationError(f"invalid {what} {value!r}: use true or false")
 
 
 def validate_database(name: str) -> str:
@@ -83,6 +69,10 @@ def parse_url(url: str) -> tuple[str, str | None, dict[str, str]]:
     database = unquote(path.split("?", 1)[0]) if slash else ""
     return driver_url, (validate_database(database) if database else None), options
 
+
+
+#: Client options composite-store sets unless the caller does (milliseconds).
+_FAST_FAILURE = {"serverSelectionTimeoutMS": 5000, "connectTimeoutMS": 5000}
 
 class MongoConnection:
     """The ``AsyncMongoClient`` and database shared by the domains of one store.
@@ -117,7 +107,7 @@ class MongoConnection:
             )
         self.database_name = validate_database(database)
         self.prefix = validate_prefix(options.get("prefix", prefix))
-        self.validator = parse_bool(options.get("validator", validator), what="validator option")
+        self.validator = url_flag(options.get("validator", validator), option="validator")
         self.owns_client = client is None
         self._client = client
         self._client_options = dict(client_options or {})
@@ -152,6 +142,13 @@ class MongoConnection:
         with mongo_errors():
             if self._client is None:
                 options: dict[str, Any] = {"appname": "composite-store"}
+                # pymongo waits 30 s for a server by default; an unreachable one should be a
+                # BackendUnavailableError within seconds. Either option, as a keyword or in
+                # the URL's query, overrides this.
+                lowered = (self.url or "").lower()
+                for name, default in _FAST_FAILURE.items():
+                    if name.lower() not in lowered:
+                        options[name] = default
                 options.update(self._client_options)
                 self._client = AsyncMongoClient(self.url, **options)
             # Aware UTC datetimes whatever the caller's client says: timestamps are part of

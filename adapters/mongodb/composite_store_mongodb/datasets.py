@@ -199,7 +199,7 @@ class MongoDatasets(MongoDomain, DatasetsDomain):
         )
         found = [d for d in docs if _matches(d, needle)]
         w = query.window
-        end = None if w.limit is None else w.offset + w.limit + 1
+        end = w.stop
         rows = [from_document(DatasetItem, d) for d in found[w.offset : end]]
         return rows, len(found) if query.count else None
 

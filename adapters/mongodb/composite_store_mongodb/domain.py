@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
-from composite_store.domains.base import Capabilities, Domain
+from composite_store.domains.base import Capabilities
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, table, tables_for
 from composite_store.schema.physical import PhysicalTable
-from composite_store_mongodb import catalog, transfer
+from composite_store_mongodb import catalog, schema_versions, transfer
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.documents import NO_ID
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["MongoDomain"]
 
 
-class MongoDomain(Domain):
+class MongoDomain(Transferable, Migratable, Inspectable):
     """Base of the MongoDB domains: owns or shares a ``MongoConnection``.
 
     Construct it standalone (``url=``, or ``client=`` with ``database=``) or with the
@@ -136,38 +137,38 @@ class MongoDomain(Domain):
         collection = self.conn.collection(spec)
         return await self.conn.run(lambda _: collection.find_one(dict(key), NO_ID))
 
-    # -- export and import, schema versions, migrations (see transfer) ------------------------
+    # -- export and import (transfer), schema versions and migrations (schema_versions) ---
 
     async def _export(
         self, table: str, cursor: str | None, limit: int
     ) -> tuple[list[Record], str | None]:
         # docstring inherited
-        return await transfer.export_documents(self, table, cursor, limit)
+        return await transfer.export_documents(self.conn, table, cursor, limit)
 
     async def _fetch(self, table: str, keys: list[tuple[Any, ...]]) -> list[Record]:
         # docstring inherited
-        return await transfer.fetch_documents(self, table, keys)
+        return await transfer.fetch_documents(self.conn, table, keys)
 
     async def _import(self, table: str, records: list[Record]) -> None:
         # docstring inherited
-        await transfer.import_documents(self, table, records)
+        await transfer.import_documents(self.conn, table, records)
 
     async def _count(self, table: str) -> int:
         # docstring inherited
-        return await transfer.count_documents(self, table)
+        return await transfer.count_documents(self.conn, table)
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await transfer.read_version(self)
+        return await schema_versions.read_version(self.conn, self.domain)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await transfer.write_version(self, version)
+        await schema_versions.write_version(self.conn, self.domain, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await transfer.migration_plan(self, step)
+        return await schema_versions.migration_plan(self.conn, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited
-        return transfer.fix_statement(self, difference)
+        return schema_versions.fix_statement(self.conn, difference)

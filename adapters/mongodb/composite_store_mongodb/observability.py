@@ -162,8 +162,8 @@ class MongoObservability(MongoDomain, ObservabilityDomain):
         page: list[dict[str, Any]] = [{"$match": match}, *ordering, *errors]
         if w.offset:
             page.append({"$skip": w.offset})
-        if w.limit is not None:
-            page.append({"$limit": w.limit + 1})
+        if w.fetch is not None:
+            page.append({"$limit": w.fetch})
         page.append({"$project": {"_id": 0, "_running": 0, "_errors": 0}})
 
         async def read(_: Session) -> tuple[list[Document], int | None]:

@@ -34,8 +34,8 @@ async def page_of(
         cursor = collection.find(query, NO_ID).sort(list(sort))
         if window.offset:
             cursor = cursor.skip(window.offset)
-        if window.limit is not None:
-            cursor = cursor.limit(window.limit + 1)
+        if window.fetch is not None:
+            cursor = cursor.limit(window.fetch)
         if not count:
             return await cursor.to_list(), None
         docs, total = await asyncio.gather(cursor.to_list(), collection.count_documents(query))

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import pymongo.common
 from pymongo import AsyncMongoClient
 
 from composite_store.schema import DEFAULT_PREFIX
 from composite_store.store import Store
+from composite_store.urls import check_options
 from composite_store_mongodb.connection import Document, MongoConnection
 from composite_store_mongodb.datasets import MongoDatasets
 from composite_store_mongodb.domain import MongoDomain
@@ -21,6 +23,13 @@ from composite_store_mongodb.workflows import MongoWorkflows
 
 __all__ = ["MongoStore"]
 
+
+
+#: Keywords passed on to ``AsyncMongoClient``: pymongo's own table of client options (names
+#: compared case-insensitively, as pymongo does), and its client-level keywords.
+CLIENT_OPTIONS = frozenset(pymongo.common.VALIDATORS) | frozenset(
+    {"document_class", "tz_aware", "connect", "type_registry", "tzinfo", "datetime_conversion"}
+)
 
 class MongoStore(Store):
     """Every domain on one MongoDB database: ``MongoStore("mongodb://127.0.0.1:27017/agent")``.
@@ -42,6 +51,11 @@ class MongoStore(Store):
         "experiments": MongoExperiments,
     }
 
+    @classmethod
+    def option_names(cls) -> frozenset[str]:
+        # docstring inherited
+        return frozenset({"client", "database", "prefix", "validator"}) | CLIENT_OPTIONS
+
     def __init__(
         self,
         url: str | None = None,
@@ -52,6 +66,8 @@ class MongoStore(Store):
         validator: bool | str = False,
         **client_options: Any,
     ) -> None:
+        # pymongo only warns about an option it does not know, and then ignores it.
+        check_options(client_options, self.option_names(), type(self).__name__, fold_case=True)
         self.connection = MongoConnection(
             url,
             client=client,

@@ -36,20 +36,20 @@ if TYPE_CHECKING:
 __all__ = ["MysqlDialect", "async_url"]
 
 #: URL schemes that name MySQL or MariaDB; all are served by asyncmy.
-SCHEMES = (
-    "mysql",
-    "mysql+pymysql",
-    "mysql+asyncmy",
-    "mysql+aiomysql",
-    "mariadb",
-    "mariadb+pymysql",
-    "mariadb+asyncmy",
-)
+#: The same spellings as the registry's (composite_store.registry.known_adapters).
+SCHEMES = ("mysql", "mysql+pymysql", "mysql+asyncmy", "mariadb", "mariadb+asyncmy")
 #: MySQL and MariaDB refuse longer identifiers.
 MAX_IDENTIFIER = 64
 #: ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back, so it may simply run again.
 #: (A lock wait timeout is not retried: it already waited innodb_lock_wait_timeout.)
 TRANSIENT_ERRORS = frozenset({1213})
+#: Server errors that refuse the login the URL describes, and what fixes each.
+LOGIN_REFUSALS = {
+    1044: "grant the user access to that database, or name another in the URL's path",
+    1045: "check the user and password in the URL",
+    1049: "create the database (CREATE DATABASE ...) or name an existing one in the URL's path",
+    1698: "the server authenticates this user otherwise (unix_socket?); check the user in the URL",
+}
 #: Seconds after which a pooled connection is replaced (below the servers' wait_timeout).
 POOL_RECYCLE = 3600
 #: Strict: a value that does not fit is an error, never silently truncated. Fixed per
@@ -122,6 +122,17 @@ class MysqlDialect(SqlDialect):
         # docstring inherited
         args: tuple[object, ...] = getattr(exc.orig, "args", ())
         return bool(args) and args[0] in TRANSIENT_ERRORS
+
+    def login_refusal(self, exc: BaseException) -> str | None:
+        # docstring inherited
+        args: tuple[object, ...] = getattr(exc, "args", ())
+        if len(args) < 2 or args[0] not in LOGIN_REFUSALS:
+            return None
+        return f"{self.server_name} refused the connection: {args[1]} ({LOGIN_REFUSALS[args[0]]})"
+
+    @property
+    def server_name(self) -> str:
+        return "MariaDB" if self.is_mariadb else "MySQL/MariaDB"
 
     def execute_prepared(
         self, conn: Connection, sql: str, params: Any, fetch: bool

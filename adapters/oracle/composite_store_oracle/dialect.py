@@ -33,7 +33,7 @@ from composite_store.errors import (
 )
 from composite_store.schema import EMPTY_STRING_IS_NULL, Column, ColumnType, TableSpec
 from composite_store.sql.dialect import SqlDialect
-from composite_store.urls import scheme_of, split_options
+from composite_store.urls import scheme_of, split_options, url_flag
 from composite_store_oracle import dml, errors
 from composite_store_oracle.types import (
     KEY_LENGTH,
@@ -57,8 +57,6 @@ SCHEMES = ("oracle", "oracle+oracledb", "oracle+oracledb_async")
 MAX_IDENTIFIER_BYTES = 128
 #: Seconds after which a pooled connection is replaced (firewalls drop idle sessions).
 POOL_RECYCLE = 1800
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
 
 
 def async_url(url: str) -> str:
@@ -69,17 +67,6 @@ def async_url(url: str) -> str:
             f"not an Oracle URL: scheme {scheme!r} (expected oracle:// or oracle+oracledb://)"
         )
     return "oracle+oracledb_async://" + url.split("://", 1)[1]
-
-
-def _flag(name: str, raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValidationError(f"invalid option {name}={raw!r}: expected true or false")
 
 
 def _check_identifier(name: str) -> str:
@@ -114,6 +101,8 @@ class OracleDialect(SqlDialect):
 
     # -- engine ------------------------------------------------------------------------------------
 
+    own_options: ClassVar[frozenset[str]] = frozenset({"native_json"})
+
     def create_engine(self, url: str, options: Mapping[str, Any]) -> AsyncEngine:
         # docstring inherited
         from sqlalchemy.ext.asyncio import create_async_engine
@@ -122,7 +111,7 @@ class OracleDialect(SqlDialect):
         url, engine_options = self.engine_options(url, options)
         if "native_json" in query or "native_json" in engine_options:
             raw = engine_options.pop("native_json", query.get("native_json"))
-            self.native_json = _flag("native_json", raw)
+            self.native_json = url_flag(raw, option="native_json")
         # Pre-ping replaces connections the server or a firewall closed while they sat idle.
         engine_options.setdefault("pool_pre_ping", True)
         # Bound values are user data (and can be large): keep them out of error messages.

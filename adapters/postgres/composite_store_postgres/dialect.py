@@ -9,6 +9,7 @@ schema.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +27,7 @@ from composite_store.errors import (
     ConflictError,
     ValidationError,
 )
-from composite_store.schema import Column, ColumnType
+from composite_store.schema import POSTGRESQL, Column, ColumnType, Index, TableSpec
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.tables import shadow
 from composite_store.sql.types import UtcTimestamp, dumps
@@ -40,12 +41,39 @@ __all__ = ["PostgresDialect", "async_url"]
 
 #: URL schemes that name PostgreSQL; all are served by psycopg 3 in async mode.
 SCHEMES = ("postgresql", "postgresql+psycopg", "postgresql+psycopg_async", "postgres")
+#: Operator intervention (admin/crash shutdown, cannot connect now, terminated backend) and
+#: connection exceptions: the server cannot serve now; the call may be retried.
+UNAVAILABLE_SQLSTATES = frozenset(
+    {"57P01", "57P02", "57P03", "57P05", "08000", "08001", "08003", "08004", "08006"}
+)
 #: PostgreSQL truncates longer identifiers (NAMEDATALEN - 1 bytes).
 MAX_IDENTIFIER_BYTES = 63
 #: deadlock_detected, serialization_failure: the transaction rolled back and may run again.
 TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
 #: Seconds after which a pooled connection is replaced (proxies and servers drop idle ones).
 POOL_RECYCLE = 1800
+
+
+_LOGIN_REFUSALS = (
+    (
+        re.compile(r'database "([^"]+)" does not exist'),
+        'the database "{0}" does not exist; create it (CREATE DATABASE "{0}") or name an '
+        "existing one in the URL's path",
+    ),
+    (
+        re.compile(r'role "([^"]+)" does not exist'),
+        'the user "{0}" does not exist; create it (CREATE ROLE "{0}" LOGIN) or name another '
+        "user in the URL",
+    ),
+    (
+        re.compile(r'password authentication failed for user "([^"]+)"'),
+        'the password of user "{0}" is wrong',
+    ),
+    (
+        re.compile(r'no pg_hba\.conf entry for host "([^"]+)", user "([^"]+)", database "([^"]+)"'),
+        'pg_hba.conf has no entry that lets user "{1}" reach database "{2}" from {0}',
+    ),
+)
 
 
 def async_url(url: str) -> str:
@@ -70,6 +98,7 @@ class PostgresDialect(SqlDialect):
     """PostgreSQL 13+ through psycopg 3 (asyncio)."""
 
     name: ClassVar[str] = "postgresql"
+    family: ClassVar[str] = POSTGRESQL
     driver: ClassVar[str] = "psycopg"
     is_async: ClassVar[bool] = True
     shadow_timestamps: ClassVar[bool] = True
@@ -121,6 +150,21 @@ class PostgresDialect(SqlDialect):
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited
         return getattr(exc.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+
+    def is_unavailable(self, exc: sa.exc.DBAPIError) -> bool:
+        # docstring inherited
+        return getattr(exc.orig, "sqlstate", None) in UNAVAILABLE_SQLSTATES
+
+    def login_refusal(self, exc: BaseException) -> str | None:
+        # docstring inherited
+        # libpq reports a refused login as text only (no SQLSTATE reaches psycopg before the
+        # connection exists), so the server's FATAL messages are matched here.
+        text = str(exc)
+        for pattern, explain in _LOGIN_REFUSALS:
+            found = pattern.search(text)
+            if found:
+                return "PostgreSQL refused the connection: " + explain.format(*found.groups())
+        return None
 
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         # docstring inherited
@@ -200,6 +244,21 @@ class PostgresDialect(SqlDialect):
         # Mastra: public_mastra_workflow_snapshot_workflow_name_run_id_key.
         base = f"{table}_{'_'.join(columns)}_key"
         return _identifier(f"{schema}_{base}" if schema else base)
+
+    def primary_key_name(self, spec: TableSpec, prefix: str, schema: str | None) -> str | None:
+        # Mastra: <schema>_mastra_ai_spans_traceid_spanid_pk (its init() adds a key of that
+        # name when none exists, which fails on a table keyed under another name).
+        base = spec.primary_key_name(prefix)
+        if base is None:
+            return None
+        return _identifier(f"{schema or 'public'}_{base}")
+
+    def index_name(self, index: Index, table: str, prefix: str, schema: str | None) -> str:
+        # Mastra prefixes most of its index names with the schema outside public.
+        name = index.physical_name(table, prefix)
+        if index.schema_prefixed and schema and schema != "public":
+            name = f"{schema}_{name}"
+        return _identifier(name)
 
     # -- introspection -----------------------------------------------------------------------------
 

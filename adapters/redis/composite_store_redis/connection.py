@@ -25,7 +25,7 @@ from composite_store.errors import (
     redact,
 )
 from composite_store.schema import DEFAULT_PREFIX
-from composite_store.urls import split_options
+from composite_store.urls import split_options, url_flag
 from composite_store_redis import scripts
 from composite_store_redis.batch import Batch
 from composite_store_redis.keys import Keys
@@ -38,8 +38,6 @@ __all__ = ["REDIS_DOMAINS", "PageResult", "RedisConnection", "parse_ttl"]
 #: The domains this adapter offers (a key-value model serves them from sorted-set indexes).
 REDIS_DOMAINS = ("memory", "workflows", "scores", "observability")
 _SCHEMES = {"redis": False, "rediss": False, "redis+cluster": True, "rediss+cluster": True}
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     rex.ConnectionError: BackendUnavailableError,
@@ -49,17 +47,6 @@ _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     OSError: BackendUnavailableError,
     rex.RedisError: CompositeStoreError,
 }
-
-
-def _flag(value: Any, what: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValidationError(f"{what} must be true or false, got {value!r}")
 
 
 def parse_ttl(value: Any, what: str) -> int:
@@ -117,7 +104,7 @@ class RedisConnection:
             )
             prefix = query.get("prefix", prefix)
             if "cluster" in query:
-                cluster = _flag(query["cluster"], "cluster")
+                cluster = url_flag(query["cluster"], option="cluster")
             if "ttl" in query:
                 ttls.update(dict.fromkeys(REDIS_DOMAINS, parse_ttl(query["ttl"], "ttl")))
             for domain in REDIS_DOMAINS:
@@ -208,25 +195,44 @@ class RedisConnection:
 
     def describe(self) -> str:
         kind = "redis cluster" if self.cluster else "redis"
-        where = redact(self._url) if self._url else f"client {type(self._client).__name__}"
+        if self._url:
+            # Printed so that it opens the same kind of store when passed back.
+            url = self._url
+            if self.cluster:
+                url += ("&" if "?" in url else "?") + "cluster=true"
+            where = redact(url)
+        else:
+            where = f"client {type(self._client).__name__}"
         return f"{kind} {where} (prefix {self.keys.prefix!r})"
 
     # -- I/O verbs ---------------------------------------------------------------------------------
 
     async def read(self, commands: Sequence[Sequence[str]]) -> list[Any]:
-        """Run read commands in one pipeline (not a transaction) and return their replies."""
+        """Run read commands in one pipeline (not a transaction) and return their replies.
+
+        Reads change nothing, so one whose connection the server had closed (an idle timeout,
+        a restart, ``CLIENT KILL``) runs once more on a fresh connection instead of failing.
+        Writes are not retried here: a script the server ran before the connection dropped
+        would run twice; they surface as the retryable ``BackendUnavailableError``.
+        """
         if not commands:
             return []
         try:
             with map_errors(_ERRORS):
-                if len(commands) == 1:
-                    return [await self.client.execute_command(*commands[0])]
-                pipe = self._pipeline()
-                for command in commands:
-                    pipe.execute_command(*command)
-                return list(await pipe.execute())
+                try:
+                    return await self._read_once(commands)
+                except rex.ConnectionError:
+                    return await self._read_once(commands)
         except UnicodeEncodeError as exc:
             raise _not_utf8(exc) from exc
+
+    async def _read_once(self, commands: Sequence[Sequence[str]]) -> list[Any]:
+        if len(commands) == 1:
+            return [await self.client.execute_command(*commands[0])]
+        pipe = self._pipeline()
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(await pipe.execute())
 
     def _pipeline(self) -> Any:
         # A cluster pipeline splits by slot and never wraps commands in MULTI.

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from composite_store.domains.base import Capabilities, Domain
+from composite_store.domains.base import Capabilities
+from composite_store.domains.hooks import Inspectable, Migratable, Transferable
 from composite_store.errors import ConflictError, SchemaMismatchError, ValidationError
 from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
 from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
-from composite_store_redis import transfer
+from composite_store_redis import schema_versions, transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
 from composite_store_redis.connection import RedisConnection
@@ -36,7 +37,7 @@ T = TypeVar("T")
 _ATTEMPTS = 200
 
 
-class RedisDomain(Domain):
+class RedisDomain(Transferable, Migratable, Inspectable):
     """Base of the Redis domains: owns or shares a ``RedisConnection``.
 
     Construct it standalone (``url=`` or ``client=``, plus ``prefix=``/``ttl=``) or with the
@@ -155,23 +156,23 @@ class RedisDomain(Domain):
         if self._owns_conn:
             await self.conn.close()
 
-    # -- export, schema versions, migrations (see composite_store_redis.transfer) -------------
+    # -- export (transfer), schema versions and migrations (schema_versions) ------------------
 
     async def _read_schema_version(self) -> int | None:
         # docstring inherited
-        return await transfer.read_version(self)
+        return await schema_versions.read_version(self)
 
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
-        await transfer.write_version(self, version)
+        await schema_versions.write_version(self, version)
 
     async def _migration_plan(self, step: Step) -> list[Statement]:
         # docstring inherited
-        return await transfer.migration_plan(self, step)
+        return await schema_versions.migration_plan(self, step)
 
     def fix_statement(self, difference: Difference) -> str | None:
         # docstring inherited
-        return transfer.fix_statement(self, difference)
+        return schema_versions.fix_statement(self, difference)
 
     async def _export_from(
         self,
@@ -192,6 +193,8 @@ class RedisDomain(Domain):
         return [build(raw) for raw in await transfer.read_hashes(self, keys) if raw]
 
     async def _ping(self) -> None:
+        # Before init() too (Store.ping, composite-store inspect): open the client first.
+        await self.conn.open()
         await self.conn.ping()
 
     # -- schema hooks ------------------------------------------------------------------------------

@@ -20,17 +20,16 @@ from typing import Any, ClassVar
 
 from composite_store.domains.base import Capabilities
 from composite_store.domains.memory import (
-    UNSET,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
     resource_after_update,
+    thread_after_update,
 )
-from composite_store.errors import ConflictError, NotFoundError, UnsupportedOperationError
+from composite_store.errors import NotFoundError, UnsupportedOperationError
 from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.records.trusted import RowReader, row_reader
-from composite_store.rules.merge import shallow_merge
 from composite_store.schema import table
 from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
@@ -164,18 +163,8 @@ class RedisMemory(RedisDomain, MemoryDomain):
             if not raw:
                 return (None,)
             current = _thread(raw)
-            if expected_working_memory is not UNSET:
-                stored_wm = (current.metadata or {}).get("workingMemory")
-                if stored_wm != expected_working_memory:
-                    raise ConflictError(
-                        f"working memory of thread {thread_id!r} changed since it was read"
-                    )
-            updated = current.model_copy(
-                update={
-                    "title": title if title is not None else current.title,
-                    "metadata": shallow_merge(current.metadata, metadata),
-                    "updated_at": updated_at,
-                }
+            updated = thread_after_update(
+                current, title, metadata, updated_at, expected_working_memory
             )
             batch = self.batch()
             for name in ("resourceId", "metadata", "title", "createdAt"):
@@ -245,7 +234,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
             *self.index_set(index, values),
             reverse=query.descending,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         ids = [unpack(m)[0] for m in page.members]
@@ -265,7 +254,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
         w = query.window
         low, high = score_range(query.date_range)
         single = len(query.thread_ids) == 1
-        wanted = None if w.limit is None else w.offset + w.limit + 1
+        wanted = w.stop
 
         async def one(thread_id: str) -> tuple[list[Message], int | None]:
             if query.resource_id is None:
@@ -278,7 +267,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
                 high=high,
                 reverse=query.descending,
                 offset=w.offset if single else 0,
-                count=(None if w.limit is None else w.limit + 1) if single else wanted,
+                count=w.fetch if single else wanted,
                 total=query.count,
                 records=self.keys.record_prefix("messages", thread_id),
             )
@@ -294,7 +283,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
             key=lambda m: (m.created_at, m.id),
             reverse=query.descending,
         )
-        end = None if w.limit is None else w.offset + w.limit + 1
+        end = w.stop
         total = sum(t or 0 for _, t in parts) if query.count else None
         return merged[w.offset : end], total
 

@@ -30,6 +30,7 @@ from composite_store.domains.observability import (
     SpanChange,
     TraceQuery,
 )
+from composite_store.domains.observability_filters import TEXT_FILTER_COLUMNS
 from composite_store.errors import NotFoundError, UnsupportedOperationError
 from composite_store.records.base import Record
 from composite_store.records.observability import OtelSpan, Span
@@ -58,11 +59,8 @@ ALL_SPANS = sorted_index("ai_spans", [], "startedAt", ["traceId", "spanId"])
 TRACE_INDEXES = (BY_TRACE, ROOTS, ERRORS, ALL_SPANS)
 TRACE_REV = "trace_rev"
 
-_TEXT_FACETS = (
-    *("spanType", "entityType", "entityId", "entityName", "userId", "organizationId"),
-    *("resourceId", "runId", "sessionId", "threadId", "requestId", "environment"),
-    *("serviceName", "source", "traceId"),
-)
+#: Every text filter of list_traces, traceId last (the order of the catalog's index list).
+_TEXT_FACETS = (*(c for c in TEXT_FILTER_COLUMNS if c != "traceId"), "traceId")
 #: Filter facets served together, beyond one facet alone.
 _PAIRS = (("entityType", "entityId"), ("entityType", "entityName"))
 _FACET_SETS: tuple[tuple[str, ...], ...] = (
@@ -384,7 +382,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             high=high,
             reverse=query.descending,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         pairs = [unpack(m) for m in page.members]
@@ -440,7 +438,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             lex=True,
             reverse=True,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         found = await self.conn.read(

@@ -158,7 +158,7 @@ class RedisScores(RedisDomain, ScoresDomain):
             *self.index_set(index, [wanted[c] for c in index.partition]),
             reverse=True,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         found = await self.conn.read(
@@ -193,7 +193,7 @@ class RedisScores(RedisDomain, ScoresDomain):
             *self.index_set(index, values),
             reverse=True,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
         )
         found = await self.conn.read(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from composite_store.schema import DEFAULT_PREFIX
 from composite_store.store import Store
+from composite_store.urls import check_options
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.domain import RedisDomain
 from composite_store_redis.memory import RedisMemory
@@ -19,6 +21,16 @@ from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = ["RedisStore"]
 
+
+
+#: Keywords passed on to redis-py's client (``from_url``), standalone or cluster: read off the
+#: clients' own signatures, so a redis-py release that adds one needs no change here.
+CLIENT_OPTIONS = frozenset(
+    name
+    for client in (Redis, RedisCluster)
+    for name in inspect.signature(client.__init__).parameters
+    if name not in ("self", "host", "port", "startup_nodes", "kwargs")
+)
 
 class RedisStore(Store):
     """Memory, workflows, scores and observability on one Redis or Redis Cluster.
@@ -32,7 +44,7 @@ class RedisStore(Store):
     """
 
     backend = "redis"
-    known_gaps: ClassVar[Mapping[str, str]] = {
+    known_gaps: Mapping[str, str] = {
         # Listings no single sorted set serves: the adapter raises UnsupportedOperationError
         # rather than scan (docs/redis.md).
         "test_list_traces_filters_combine_with_and": (
@@ -50,6 +62,11 @@ class RedisStore(Store):
         "observability": RedisObservability,
     }
 
+    @classmethod
+    def option_names(cls) -> frozenset[str]:
+        # docstring inherited
+        return frozenset({"client", "prefix", "ttl", "cluster"}) | CLIENT_OPTIONS
+
     def __init__(
         self,
         url: str | None = None,
@@ -60,6 +77,7 @@ class RedisStore(Store):
         cluster: bool | None = None,
         **client_options: Any,
     ) -> None:
+        check_options(client_options, self.option_names(), type(self).__name__)
         self.connection = RedisConnection(
             url,
             client=client,

@@ -179,7 +179,7 @@ class RedisWorkflows(RedisDomain, WorkflowsDomain):
             high=high,
             reverse=True,
             offset=w.offset,
-            count=None if w.limit is None else w.limit + 1,
+            count=w.fetch,
             total=query.count,
             records=(
                 self.keys.record_prefix("workflow_snapshot", query.workflow_name)

@@ -84,9 +84,9 @@ class CapabilitiesSuite(Suite):
     #: Each test initializes the domain whose capability it probes (see ``_domain``).
     domains: ClassVar[tuple[str, ...]] = ()
 
-    async def test_every_offered_domain_declares_capabilities(self, store: Store) -> None:
-        offered = {name: store.get(name) for name in DOMAINS}
-        assert any(offered.values()), f"{store.backend} offers no domain at all"
+    async def test_every_offered_domain_declares_capabilities(self, cs_store: Store) -> None:
+        offered = {name: cs_store.get(name) for name in DOMAINS}
+        assert any(offered.values()), f"{cs_store.backend} offers no domain at all"
         for name, domain in offered.items():
             if domain is not None:
                 assert isinstance(domain, Domain) and domain.domain == name
@@ -97,8 +97,8 @@ class CapabilitiesSuite(Suite):
 
     # -- atomic_batches --------------------------------------------------------------------------
 
-    async def test_atomic_batches_a_failing_batch_leaves_nothing(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "atomic_batches")
+    async def test_atomic_batches_a_failing_batch_leaves_nothing(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "atomic_batches")
         await memory.save_thread(thread=_thread("t1"))
         await memory.save_messages(messages=[_message("m0", "t1", 0, "original")])
         before = await memory.get_thread_by_id(thread_id="t1")
@@ -126,9 +126,9 @@ class CapabilitiesSuite(Suite):
         ],
     )
     async def test_atomic_batches_a_payload_the_backend_refuses(
-        self, store: Store, payload: str
+        self, cs_store: Store, payload: str
     ) -> None:
-        memory = await _domain(store, "memory", "atomic_batches")
+        memory = await _domain(cs_store, "memory", "atomic_batches")
         await memory.save_thread(thread=_thread("t1"))
         batch = [_message(f"m{i}", "t1", i) for i in range(3)]
         batch.insert(2, _message("odd", "t1", 1.5, payload))
@@ -143,8 +143,8 @@ class CapabilitiesSuite(Suite):
 
     # -- concurrent_updates ----------------------------------------------------------------------
 
-    async def test_concurrent_updates_keep_every_step_result(self, store: Store) -> None:
-        workflows = await _domain(store, "workflows", "concurrent_updates")
+    async def test_concurrent_updates_keep_every_step_result(self, cs_store: Store) -> None:
+        workflows = await _domain(cs_store, "workflows", "concurrent_updates")
         await workflows.persist_workflow_snapshot(
             workflow_name="wf", run_id="r1", snapshot={"status": "running", "context": {}}
         )
@@ -162,8 +162,10 @@ class CapabilitiesSuite(Suite):
         assert snapshot["context"] == {f"s{i}": {"n": i} for i in range(WRITERS)}
         assert snapshot["requestContext"] == {f"k{i}": i for i in range(WRITERS)}
 
-    async def test_concurrent_updates_creating_the_run_keep_every_step(self, store: Store) -> None:
-        workflows = await _domain(store, "workflows", "concurrent_updates")
+    async def test_concurrent_updates_creating_the_run_keep_every_step(
+        self, cs_store: Store
+    ) -> None:
+        workflows = await _domain(cs_store, "workflows", "concurrent_updates")
         # No snapshot yet: every writer races to create it.
         await asyncio.gather(
             *(
@@ -179,8 +181,8 @@ class CapabilitiesSuite(Suite):
         runs = await workflows.list_workflow_runs(workflow_name="wf")
         assert [r.run_id for r in runs.items] == ["new"]
 
-    async def test_concurrent_updates_keep_every_state_key(self, store: Store) -> None:
-        workflows = await _domain(store, "workflows", "concurrent_updates")
+    async def test_concurrent_updates_keep_every_state_key(self, cs_store: Store) -> None:
+        workflows = await _domain(cs_store, "workflows", "concurrent_updates")
         await workflows.persist_workflow_snapshot(
             workflow_name="wf", run_id="r1", snapshot={"status": "running", "context": {}}
         )
@@ -208,8 +210,8 @@ class CapabilitiesSuite(Suite):
 
     # -- compare_and_set -------------------------------------------------------------------------
 
-    async def test_compare_and_set_lets_exactly_one_racer_win(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "compare_and_set")
+    async def test_compare_and_set_lets_exactly_one_racer_win(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "compare_and_set")
         await memory.update_resource(resource_id="u1", working_memory="v0")
 
         async def racer(i: int) -> bool:
@@ -227,9 +229,9 @@ class CapabilitiesSuite(Suite):
         assert got is not None and got.working_memory == f"v1-{won[0]}"
 
     async def test_compare_and_set_on_threads_lets_exactly_one_racer_win(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        memory = await _domain(store, "memory", "compare_and_set")
+        memory = await _domain(cs_store, "memory", "compare_and_set")
         await memory.save_thread(thread=_thread("t1", metadata={"workingMemory": "v0"}))
 
         async def racer(i: int) -> bool:
@@ -248,8 +250,8 @@ class CapabilitiesSuite(Suite):
 
     # -- transactions ----------------------------------------------------------------------------
 
-    async def test_transactions_readers_never_see_half_a_batch(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "transactions")
+    async def test_transactions_readers_never_see_half_a_batch(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "transactions")
         await memory.save_thread(thread=_thread("t1"))
         size, batches = 25, 8
         seen: set[int] = set()
@@ -274,9 +276,9 @@ class CapabilitiesSuite(Suite):
         assert not partial, f"readers saw {partial} messages: part of a {size}-message batch"
 
     async def test_transactions_delete_thread_takes_its_messages_at_once(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        memory = await _domain(store, "memory", "transactions")
+        memory = await _domain(cs_store, "memory", "transactions")
         for t in range(4):
             await memory.save_thread(thread=_thread(f"t{t}"))
             await memory.save_messages(
@@ -299,8 +301,8 @@ class CapabilitiesSuite(Suite):
 
     # -- sort_threads ----------------------------------------------------------------------------
 
-    async def test_sort_threads_orders_by_either_field_and_direction(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "sort_threads")
+    async def test_sort_threads_orders_by_either_field_and_direction(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "sort_threads")
         # createdAt order a < b < c; updatedAt order c < a < b: the two orders disagree.
         for tid, created, updated in (("a", 0, 20), ("b", 10, 30), ("c", 20, 25.5)):
             await memory.save_thread(
@@ -316,16 +318,16 @@ class CapabilitiesSuite(Suite):
             page = await memory.list_threads(order_by={"field": field, "direction": direction})
             assert [t.id for t in page.items] == order, f"order by {field} {direction}"
 
-    async def test_sort_threads_off_refuses_other_orders(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "sort_threads", on=False)
+    async def test_sort_threads_off_refuses_other_orders(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "sort_threads", on=False)
         await memory.list_threads()  # the default order is always served
         with pytest.raises(UnsupportedOperationError, match="sort_threads"):
             await memory.list_threads(order_by={"field": "updatedAt", "direction": "DESC"})
 
     # -- metadata_filters ------------------------------------------------------------------------
 
-    async def test_metadata_filters_match_exactly(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "metadata_filters")
+    async def test_metadata_filters_match_exactly(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "metadata_filters")
         threads = {
             "gold1": {"tier": "gold", "n": 1},
             "gold-str": {"tier": "gold", "n": "1"},
@@ -348,7 +350,7 @@ class CapabilitiesSuite(Suite):
         assert await matching(tier="bronze") == set()
         assert await matching(missing="x") == set()
 
-    async def test_metadata_filters_off_refuses(self, store: Store) -> None:
-        memory = await _domain(store, "memory", "metadata_filters", on=False)
+    async def test_metadata_filters_off_refuses(self, cs_store: Store) -> None:
+        memory = await _domain(cs_store, "memory", "metadata_filters", on=False)
         with pytest.raises(UnsupportedOperationError, match="metadata_filters"):
             await memory.list_threads(filter={"metadata": {"tier": "gold"}})

@@ -53,8 +53,8 @@ class ExperimentsSuite(Suite):
 
     # -- experiments -------------------------------------------------------------------------------
 
-    async def test_create_experiment_is_pending_with_zero_counts(self, store: Store) -> None:
-        created = await store.experiments.create_experiment(
+    async def test_create_experiment_is_pending_with_zero_counts(self, cs_store: Store) -> None:
+        created = await cs_store.experiments.create_experiment(
             target_type="agent", target_id="agent-1", total_items=5
         )
         assert len(created.id) == 36
@@ -63,11 +63,11 @@ class ExperimentsSuite(Suite):
         assert created.total_items == 5
         assert created.dataset_id is None and created.dataset_version is None
         assert created.started_at is None and created.completed_at is None
-        assert await store.experiments.get_experiment_by_id(id=created.id) == created
+        assert await cs_store.experiments.get_experiment_by_id(id=created.id) == created
 
-    async def test_experiment_round_trips_every_field(self, store: Store) -> None:
+    async def test_experiment_round_trips_every_field(self, cs_store: Store) -> None:
         created = await experiment(
-            store,
+            cs_store,
             "full",
             name=UNICODE,
             description="every field",
@@ -78,35 +78,35 @@ class ExperimentsSuite(Suite):
             target_id="wf-1",
             total_items=3,
         )
-        got = await store.experiments.get_experiment_by_id(id="full")
+        got = await cs_store.experiments.get_experiment_by_id(id="full")
         assert got == created
         assert got.dataset_version == 5 and isinstance(got.dataset_version, int)
 
-    async def test_get_missing_experiment_returns_none(self, store: Store) -> None:
-        assert await store.experiments.get_experiment_by_id(id="nope") is None
+    async def test_get_missing_experiment_returns_none(self, cs_store: Store) -> None:
+        assert await cs_store.experiments.get_experiment_by_id(id="nope") is None
 
-    async def test_create_experiment_with_a_taken_id_conflicts(self, store: Store) -> None:
-        await experiment(store, "e1", name="first")
+    async def test_create_experiment_with_a_taken_id_conflicts(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1", name="first")
         with pytest.raises(ConflictError, match="experiment 'e1' already exists"):
-            await experiment(store, "e1", name="second")
-        got = await store.experiments.get_experiment_by_id(id="e1")
+            await experiment(cs_store, "e1", name="second")
+        got = await cs_store.experiments.get_experiment_by_id(id="e1")
         assert got is not None and got.name == "first"
 
-    async def test_create_experiment_rejects_bad_input(self, store: Store) -> None:
+    async def test_create_experiment_rejects_bad_input(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="target_type"):
-            await experiment(store, "bad", target_type="")
+            await experiment(cs_store, "bad", target_type="")
         with pytest.raises(ValidationError, match="total_items must be >= 0"):
-            await experiment(store, "bad", total_items=-1)
+            await experiment(cs_store, "bad", total_items=-1)
         with pytest.raises(ValidationError, match="dataset_version must be an integer"):
-            await experiment(store, "bad", dataset_version="3")
-        assert await store.experiments.get_experiment_by_id(id="bad") is None
+            await experiment(cs_store, "bad", dataset_version="3")
+        assert await cs_store.experiments.get_experiment_by_id(id="bad") is None
 
-    async def test_update_experiment_changes_only_what_is_given(self, store: Store) -> None:
+    async def test_update_experiment_changes_only_what_is_given(self, cs_store: Store) -> None:
         created = await experiment(
-            store, name="run", description="desc", metadata={"k": "v"}, total_items=3
+            cs_store, name="run", description="desc", metadata={"k": "v"}, total_items=3
         )
         started = datetime(2024, 5, 17, 11, 30, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
-        updated = await store.experiments.update_experiment(
+        updated = await cs_store.experiments.update_experiment(
             id="e1", status="running", succeeded_count=1, skipped_count=1, started_at=started
         )
         assert updated.status == "running"
@@ -116,8 +116,8 @@ class ExperimentsSuite(Suite):
         assert updated.created_at == created.created_at
         assert updated.updated_at is not None and created.updated_at is not None
         assert updated.updated_at >= created.updated_at
-        assert await store.experiments.get_experiment_by_id(id="e1") == updated
-        done = await store.experiments.update_experiment(
+        assert await cs_store.experiments.get_experiment_by_id(id="e1") == updated
+        done = await cs_store.experiments.update_experiment(
             id="e1", status="completed", completed_at="2024-05-17T10:00:00Z", total_items=10,
             description=None,
         )
@@ -126,30 +126,30 @@ class ExperimentsSuite(Suite):
         assert done.started_at == updated.started_at
 
     async def test_update_experiment_rejects_bad_values_and_writes_nothing(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        created = await experiment(store)
+        created = await experiment(cs_store)
         with pytest.raises(ValidationError, match="status"):
-            await store.experiments.update_experiment(id="e1", status="exploded")  # type: ignore[arg-type]
+            await cs_store.experiments.update_experiment(id="e1", status="exploded")  # type: ignore[arg-type]
         with pytest.raises(ValidationError, match="failed_count"):
-            await store.experiments.update_experiment(id="e1", failed_count=-2)
+            await cs_store.experiments.update_experiment(id="e1", failed_count=-2)
         with pytest.raises(ValidationError, match="naive"):
-            await store.experiments.update_experiment(id="e1", started_at=datetime(2024, 1, 1))
-        assert await store.experiments.get_experiment_by_id(id="e1") == created
+            await cs_store.experiments.update_experiment(id="e1", started_at=datetime(2024, 1, 1))
+        assert await cs_store.experiments.get_experiment_by_id(id="e1") == created
 
-    async def test_update_missing_experiment_raises_not_found(self, store: Store) -> None:
+    async def test_update_missing_experiment_raises_not_found(self, cs_store: Store) -> None:
         with pytest.raises(NotFoundError, match="experiment 'nope' not found"):
-            await store.experiments.update_experiment(id="nope", status="running")
+            await cs_store.experiments.update_experiment(id="nope", status="running")
 
-    async def test_list_experiments_newest_first_with_filters(self, store: Store) -> None:
-        await experiment(store, "e0", dataset_id="ds1", target_id="a1")
-        await experiment(store, "e1", dataset_id="ds1", target_id="a2", target_type="workflow")
-        await experiment(store, "e2", dataset_id="ds2", target_id="a1")
-        await experiment(store, "e3", target_id="a1")
-        await store.experiments.update_experiment(id="e2", status="failed")
+    async def test_list_experiments_newest_first_with_filters(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e0", dataset_id="ds1", target_id="a1")
+        await experiment(cs_store, "e1", dataset_id="ds1", target_id="a2", target_type="workflow")
+        await experiment(cs_store, "e2", dataset_id="ds2", target_id="a1")
+        await experiment(cs_store, "e3", target_id="a1")
+        await cs_store.experiments.update_experiment(id="e2", status="failed")
 
         async def listed(**filters: Any) -> list[str]:
-            return ids((await store.experiments.list_experiments(**filters)).items)
+            return ids((await cs_store.experiments.list_experiments(**filters)).items)
 
         assert await listed() == ["e3", "e2", "e1", "e0"]
         assert await listed(dataset_id="ds1") == ["e1", "e0"]
@@ -158,17 +158,17 @@ class ExperimentsSuite(Suite):
         assert await listed(target_id="a1", dataset_id="ds1") == ["e0"]
         assert await listed(status="failed") == ["e2"]
         assert await listed(status="pending", target_type="agent") == ["e3", "e0"]
-        page = await store.experiments.list_experiments(dataset_id="ds1")
+        page = await cs_store.experiments.list_experiments(dataset_id="ds1")
         assert page.total == 2 and page.per_page == 100
         with pytest.raises(ValidationError, match="status must be one of"):
-            await store.experiments.list_experiments(status="done")  # type: ignore[arg-type]
+            await cs_store.experiments.list_experiments(status="done")  # type: ignore[arg-type]
 
     @pytest.mark.parametrize(
         ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
     )
     async def test_list_experiments_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
@@ -176,8 +176,8 @@ class ExperimentsSuite(Suite):
         has_more: bool,
     ) -> None:
         for n in range(total):
-            await experiment(store, f"e{n}")
-        found = await store.experiments.list_experiments(
+            await experiment(cs_store, f"e{n}")
+        found = await cs_store.experiments.list_experiments(
             pagination=Pagination(page=page, per_page=per_page)
         )
         assert ids(found.items) == [f"e{total - 1 - i}" for i in expected]
@@ -185,24 +185,24 @@ class ExperimentsSuite(Suite):
         assert found.has_more is has_more
         assert found.per_page == per_page
 
-    async def test_delete_experiment_deletes_its_results(self, store: Store) -> None:
-        await experiment(store, "e1")
-        await experiment(store, "e2")
-        gone = await result(store, "i1", "e1")
-        kept = await result(store, "i1", "e2")
-        await store.experiments.delete_experiment(id="e1")
-        assert await store.experiments.get_experiment_by_id(id="e1") is None
-        assert await store.experiments.get_experiment_result_by_id(id=gone.id) is None
-        assert await store.experiments.get_experiment_result_by_id(id=kept.id) == kept
-        assert (await store.experiments.list_experiment_results(experiment_id="e1")).total == 0
-        await store.experiments.delete_experiment(id="e1")  # a second delete is a no-op
+    async def test_delete_experiment_deletes_its_results(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        gone = await result(cs_store, "i1", "e1")
+        kept = await result(cs_store, "i1", "e2")
+        await cs_store.experiments.delete_experiment(id="e1")
+        assert await cs_store.experiments.get_experiment_by_id(id="e1") is None
+        assert await cs_store.experiments.get_experiment_result_by_id(id=gone.id) is None
+        assert await cs_store.experiments.get_experiment_result_by_id(id=kept.id) == kept
+        assert (await cs_store.experiments.list_experiment_results(experiment_id="e1")).total == 0
+        await cs_store.experiments.delete_experiment(id="e1")  # a second delete is a no-op
 
     # -- results -----------------------------------------------------------------------------------
 
-    async def test_result_round_trips_every_field(self, store: Store) -> None:
-        await experiment(store)
+    async def test_result_round_trips_every_field(self, cs_store: Store) -> None:
+        await experiment(cs_store)
         added = await result(
-            store,
+            cs_store,
             "item-1",
             id="r1",
             item_dataset_version=42,
@@ -215,15 +215,15 @@ class ExperimentsSuite(Suite):
             status="needs-review",
             tags=["hallucination", "slow"],
         )
-        got = await store.experiments.get_experiment_result_by_id(id="r1")
+        got = await cs_store.experiments.get_experiment_result_by_id(id="r1")
         assert got == added
         assert got.item_dataset_version == 42
         assert got.started_at == at(0) and got.completed_at == at(0.5)
         assert got.created_at is not None
 
-    async def test_result_defaults(self, store: Store) -> None:
-        await experiment(store)
-        added = await store.experiments.add_experiment_result(
+    async def test_result_defaults(self, cs_store: Store) -> None:
+        await experiment(cs_store)
+        added = await cs_store.experiments.add_experiment_result(
             experiment_id="e1", item_id="i1", input="q"
         )
         assert len(added.id) == 36
@@ -231,149 +231,149 @@ class ExperimentsSuite(Suite):
         assert added.retry_count == 0
         assert (added.status, added.tags, added.trace_id) == (None, None, None)
         assert added.started_at is not None and added.completed_at is not None
-        assert await store.experiments.get_experiment_result_by_id(id=added.id) == added
-        assert await store.experiments.get_experiment_result_by_id(id="nope") is None
+        assert await cs_store.experiments.get_experiment_result_by_id(id=added.id) == added
+        assert await cs_store.experiments.get_experiment_result_by_id(id="nope") is None
 
-    async def test_add_result_to_a_missing_experiment_raises(self, store: Store) -> None:
+    async def test_add_result_to_a_missing_experiment_raises(self, cs_store: Store) -> None:
         with pytest.raises(NotFoundError, match="experiment 'nope' not found"):
-            await result(store, "i1", "nope")
-        assert (await store.experiments.list_experiment_results()).total == 0
+            await result(cs_store, "i1", "nope")
+        assert (await cs_store.experiments.list_experiment_results()).total == 0
 
-    async def test_one_result_per_item_and_unique_ids(self, store: Store) -> None:
-        await experiment(store, "e1")
-        await experiment(store, "e2")
-        first = await result(store, "i1", "e1", id="r1")
+    async def test_one_result_per_item_and_unique_ids(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        first = await result(cs_store, "i1", "e1", id="r1")
         with pytest.raises(ConflictError, match="already has a result for item 'i1'"):
-            await result(store, "i1", "e1", output="again")
+            await result(cs_store, "i1", "e1", output="again")
         with pytest.raises(ConflictError, match="experiment result 'r1' already exists"):
-            await result(store, "i2", "e1", id="r1")
-        await result(store, "i1", "e2")  # the same item in another experiment is fine
-        assert await store.experiments.get_experiment_result_by_id(id="r1") == first
-        assert (await store.experiments.list_experiment_results(experiment_id="e1")).total == 1
+            await result(cs_store, "i2", "e1", id="r1")
+        await result(cs_store, "i1", "e2")  # the same item in another experiment is fine
+        assert await cs_store.experiments.get_experiment_result_by_id(id="r1") == first
+        assert (await cs_store.experiments.list_experiment_results(experiment_id="e1")).total == 1
 
-    async def test_add_result_rejects_bad_input(self, store: Store) -> None:
-        await experiment(store)
+    async def test_add_result_rejects_bad_input(self, cs_store: Store) -> None:
+        await experiment(cs_store)
         with pytest.raises(ValidationError, match="input is required"):
-            await result(store, "i1", input=None)
+            await result(cs_store, "i1", input=None)
         with pytest.raises(ValidationError, match="status"):
-            await result(store, "i1", status="maybe")
+            await result(cs_store, "i1", status="maybe")
         with pytest.raises(ValidationError, match="retry_count must be >= 0"):
-            await result(store, "i1", retry_count=-1)
+            await result(cs_store, "i1", retry_count=-1)
         with pytest.raises(ValidationError, match="item_id"):
-            await result(store, "")
-        assert (await store.experiments.list_experiment_results()).total == 0
+            await result(cs_store, "")
+        assert (await cs_store.experiments.list_experiment_results()).total == 0
 
-    async def test_update_result_sets_review_status_and_tags(self, store: Store) -> None:
-        await experiment(store)
-        added = await result(store, "i1", output={"a": 1})
-        updated = await store.experiments.update_experiment_result(
+    async def test_update_result_sets_review_status_and_tags(self, cs_store: Store) -> None:
+        await experiment(cs_store)
+        added = await result(cs_store, "i1", output={"a": 1})
+        updated = await cs_store.experiments.update_experiment_result(
             id=added.id, experiment_id="e1", status="needs-review", tags=["hallucination"]
         )
         assert updated.status == "needs-review" and updated.tags == ["hallucination"]
         assert updated.output == {"a": 1} and updated.started_at == added.started_at
-        assert await store.experiments.get_experiment_result_by_id(id=added.id) == updated
-        tags_only = await store.experiments.update_experiment_result(id=added.id, tags=["x"])
+        assert await cs_store.experiments.get_experiment_result_by_id(id=added.id) == updated
+        tags_only = await cs_store.experiments.update_experiment_result(id=added.id, tags=["x"])
         assert tags_only.status == "needs-review" and tags_only.tags == ["x"]
-        cleared = await store.experiments.update_experiment_result(id=added.id, status=None)
+        cleared = await cs_store.experiments.update_experiment_result(id=added.id, status=None)
         assert cleared.status is None and cleared.tags == ["x"]
-        assert await store.experiments.get_experiment_result_by_id(id=added.id) == cleared
+        assert await cs_store.experiments.get_experiment_result_by_id(id=added.id) == cleared
 
-    async def test_update_result_that_is_missing_or_elsewhere_raises(self, store: Store) -> None:
-        await experiment(store, "e1")
-        await experiment(store, "e2")
-        added = await result(store, "i1", "e1")
+    async def test_update_result_that_is_missing_or_elsewhere_raises(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        added = await result(cs_store, "i1", "e1")
         with pytest.raises(NotFoundError, match="experiment result 'nope' not found"):
-            await store.experiments.update_experiment_result(id="nope", status="reviewed")
+            await cs_store.experiments.update_experiment_result(id="nope", status="reviewed")
         with pytest.raises(NotFoundError, match="not found in experiment 'e2'"):
-            await store.experiments.update_experiment_result(
+            await cs_store.experiments.update_experiment_result(
                 id=added.id, experiment_id="e2", status="reviewed"
             )
         with pytest.raises(ValidationError, match="status"):
-            await store.experiments.update_experiment_result(id=added.id, status="great")  # type: ignore[arg-type]
-        assert await store.experiments.get_experiment_result_by_id(id=added.id) == added
+            await cs_store.experiments.update_experiment_result(id=added.id, status="great")  # type: ignore[arg-type]
+        assert await cs_store.experiments.get_experiment_result_by_id(id=added.id) == added
 
-    async def test_results_list_in_execution_order(self, store: Store) -> None:
-        await experiment(store, "e1")
-        await experiment(store, "e2")
-        await result(store, "late", "e1", 5, id="r-late")
-        await result(store, "early", "e1", 1, id="r-early")
-        await result(store, "tie-b", "e1", 3, id="r-b")
-        await result(store, "tie-a", "e1", 3, id="r-a")
-        await result(store, "other", "e2", 0, id="r-other")
-        page = await store.experiments.list_experiment_results(experiment_id="e1")
+    async def test_results_list_in_execution_order(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        await result(cs_store, "late", "e1", 5, id="r-late")
+        await result(cs_store, "early", "e1", 1, id="r-early")
+        await result(cs_store, "tie-b", "e1", 3, id="r-b")
+        await result(cs_store, "tie-a", "e1", 3, id="r-a")
+        await result(cs_store, "other", "e2", 0, id="r-other")
+        page = await cs_store.experiments.list_experiment_results(experiment_id="e1")
         assert ids(page.items) == ["r-early", "r-a", "r-b", "r-late"]  # ties by id
         assert page.total == 4 and page.per_page == 100
-        everything = await store.experiments.list_experiment_results()
+        everything = await cs_store.experiments.list_experiment_results()
         assert ids(everything.items) == ["r-other", "r-early", "r-a", "r-b", "r-late"]
 
-    async def test_results_filter_by_review_status(self, store: Store) -> None:
-        await experiment(store, "e1")
-        await experiment(store, "e2")
-        await result(store, "a", "e1", 0, id="a", status="needs-review")
-        await result(store, "b", "e1", 1, id="b", status="reviewed")
-        await result(store, "c", "e1", 2, id="c", status="needs-review")
-        await result(store, "d", "e2", 3, id="d", status="needs-review")
-        await result(store, "e", "e1", 4, id="e")
-        found = await store.experiments.list_experiment_results(
+    async def test_results_filter_by_review_status(self, cs_store: Store) -> None:
+        await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        await result(cs_store, "a", "e1", 0, id="a", status="needs-review")
+        await result(cs_store, "b", "e1", 1, id="b", status="reviewed")
+        await result(cs_store, "c", "e1", 2, id="c", status="needs-review")
+        await result(cs_store, "d", "e2", 3, id="d", status="needs-review")
+        await result(cs_store, "e", "e1", 4, id="e")
+        found = await cs_store.experiments.list_experiment_results(
             experiment_id="e1", status="needs-review"
         )
         assert ids(found.items) == ["a", "c"] and found.total == 2
-        across = await store.experiments.list_experiment_results(status="needs-review")
+        across = await cs_store.experiments.list_experiment_results(status="needs-review")
         assert ids(across.items) == ["a", "c", "d"]
         with pytest.raises(ValidationError, match="status must be one of"):
-            await store.experiments.list_experiment_results(status="pending")  # type: ignore[arg-type]
+            await cs_store.experiments.list_experiment_results(status="pending")  # type: ignore[arg-type]
 
     @pytest.mark.parametrize(
         ("total", "page", "per_page", "expected", "has_more"), PAGINATION_EDGES
     )
     async def test_list_results_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
         expected: list[int],
         has_more: bool,
     ) -> None:
-        await experiment(store)
+        await experiment(cs_store)
         for n in range(total):
-            await result(store, f"i{n}", seconds=n, id=f"r{n}")
-        found = await store.experiments.list_experiment_results(
+            await result(cs_store, f"i{n}", seconds=n, id=f"r{n}")
+        found = await cs_store.experiments.list_experiment_results(
             experiment_id="e1", pagination={"page": page, "perPage": per_page}
         )
         assert ids(found.items) == [f"r{i}" for i in expected]
         assert found.total == total
         assert found.has_more is has_more
 
-    async def test_delete_experiment_results_keeps_the_experiment(self, store: Store) -> None:
-        created = await experiment(store, "e1")
-        await experiment(store, "e2")
-        await result(store, "i1", "e1")
-        await result(store, "i2", "e1")
-        other = await result(store, "i1", "e2")
-        await store.experiments.delete_experiment_results(experiment_id="e1")
-        assert (await store.experiments.list_experiment_results(experiment_id="e1")).items == []
-        assert await store.experiments.get_experiment_by_id(id="e1") == created
-        assert await store.experiments.get_experiment_result_by_id(id=other.id) == other
-        await result(store, "i1", "e1")  # the item can be recorded again
+    async def test_delete_experiment_results_keeps_the_experiment(self, cs_store: Store) -> None:
+        created = await experiment(cs_store, "e1")
+        await experiment(cs_store, "e2")
+        await result(cs_store, "i1", "e1")
+        await result(cs_store, "i2", "e1")
+        other = await result(cs_store, "i1", "e2")
+        await cs_store.experiments.delete_experiment_results(experiment_id="e1")
+        assert (await cs_store.experiments.list_experiment_results(experiment_id="e1")).items == []
+        assert await cs_store.experiments.get_experiment_by_id(id="e1") == created
+        assert await cs_store.experiments.get_experiment_result_by_id(id=other.id) == other
+        await result(cs_store, "i1", "e1")  # the item can be recorded again
 
     # -- review summary ----------------------------------------------------------------------------
 
-    async def test_review_summary_counts_per_experiment(self, store: Store) -> None:
-        assert await store.experiments.get_review_summary() == []
+    async def test_review_summary_counts_per_experiment(self, cs_store: Store) -> None:
+        assert await cs_store.experiments.get_review_summary() == []
         for eid in ("e1", "e2", "e3"):
-            await experiment(store, eid)
+            await experiment(cs_store, eid)
         statuses = ["needs-review", "needs-review", "reviewed", "complete", None]
         for n, status in enumerate(statuses):
-            await result(store, f"i{n}", "e1", status=status)
-        await result(store, "i0", "e2", status="complete")
-        changed = await result(store, "i1", "e2")
-        await store.experiments.update_experiment_result(id=changed.id, status="reviewed")
-        summary = await store.experiments.get_review_summary()
+            await result(cs_store, f"i{n}", "e1", status=status)
+        await result(cs_store, "i0", "e2", status="complete")
+        changed = await result(cs_store, "i1", "e2")
+        await cs_store.experiments.update_experiment_result(id=changed.id, status="reviewed")
+        summary = await cs_store.experiments.get_review_summary()
         assert summary == [
             ReviewSummary(experiment_id="e1", total=5, needs_review=2, reviewed=1, complete=1),
             ReviewSummary(experiment_id="e2", total=2, needs_review=0, reviewed=1, complete=1),
         ]  # e3 has no results
         assert summary[0].stored()["needsReview"] == 2
-        await store.experiments.delete_experiment(id="e1")
-        assert [s.experiment_id for s in await store.experiments.get_review_summary()] == ["e2"]
+        await cs_store.experiments.delete_experiment(id="e1")
+        assert [s.experiment_id for s in await cs_store.experiments.get_review_summary()] == ["e2"]

@@ -62,97 +62,99 @@ class MemorySuite(Suite):
 
     # -- threads ---------------------------------------------------------------------------------
 
-    async def test_save_and_get_thread_round_trips(self, store: Store) -> None:
-        saved = await store.memory.save_thread(
+    async def test_save_and_get_thread_round_trips(self, cs_store: Store) -> None:
+        saved = await cs_store.memory.save_thread(
             thread=thread(metadata={"k": "v", "nested": {"a": [1, 2]}})
         )
         assert isinstance(saved, Thread)
-        got = await store.memory.get_thread_by_id(thread_id="t1")
+        got = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert got == saved
         assert got is not None and got.created_at.tzinfo is not None
 
-    async def test_get_missing_thread_returns_none(self, store: Store) -> None:
-        assert await store.memory.get_thread_by_id(thread_id="nope") is None
+    async def test_get_missing_thread_returns_none(self, cs_store: Store) -> None:
+        assert await cs_store.memory.get_thread_by_id(thread_id="nope") is None
 
-    async def test_get_thread_with_other_resource_returns_none(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        assert await store.memory.get_thread_by_id(thread_id="t1", resource_id="u2") is None
-        assert await store.memory.get_thread_by_id(thread_id="t1", resource_id="u1") is not None
+    async def test_get_thread_with_other_resource_returns_none(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        assert await cs_store.memory.get_thread_by_id(thread_id="t1", resource_id="u2") is None
+        assert await cs_store.memory.get_thread_by_id(thread_id="t1", resource_id="u1") is not None
 
-    async def test_save_thread_accepts_dicts_in_every_spelling(self, store: Store) -> None:
-        await store.memory.save_thread(thread={"id": "a", "resourceId": "u1", "title": "x"})
-        await store.memory.save_thread(thread={"id": "b", "resource_id": "u1"})
-        a = await store.memory.get_thread_by_id(thread_id="a")
-        b = await store.memory.get_thread_by_id(thread_id="b")
+    async def test_save_thread_accepts_dicts_in_every_spelling(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread={"id": "a", "resourceId": "u1", "title": "x"})
+        await cs_store.memory.save_thread(thread={"id": "b", "resource_id": "u1"})
+        a = await cs_store.memory.get_thread_by_id(thread_id="a")
+        b = await cs_store.memory.get_thread_by_id(thread_id="b")
         assert a is not None and a.resource_id == "u1" and a.title == "x"
         assert b is not None and b.title == ""
 
-    async def test_save_thread_upserts(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread(title="one"))
-        await store.memory.save_thread(thread=thread(title="two"))
-        page = await store.memory.list_threads()
+    async def test_save_thread_upserts(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread(title="one"))
+        await cs_store.memory.save_thread(thread=thread(title="two"))
+        page = await cs_store.memory.list_threads()
         assert [t.title for t in page.items] == ["two"]
 
-    async def test_blank_ids_are_rejected(self, store: Store) -> None:
+    async def test_blank_ids_are_rejected(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError):
-            await store.memory.get_thread_by_id(thread_id="")
+            await cs_store.memory.get_thread_by_id(thread_id="")
         with pytest.raises(ValidationError):
-            await store.memory.get_thread_by_id(thread_id="   ")
+            await cs_store.memory.get_thread_by_id(thread_id="   ")
         with pytest.raises(ValidationError):
-            await store.memory.save_thread(thread={"id": "", "resource_id": "u1"})
+            await cs_store.memory.save_thread(thread={"id": "", "resource_id": "u1"})
         with pytest.raises(ValidationError):
-            await store.memory.list_messages(thread_id="")
+            await cs_store.memory.list_messages(thread_id="")
 
-    async def test_naive_timestamp_is_rejected(self, store: Store) -> None:
+    async def test_naive_timestamp_is_rejected(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="naive"):
-            await store.memory.save_thread(
+            await cs_store.memory.save_thread(
                 thread={"id": "t", "resource_id": "u", "created_at": datetime(2024, 1, 1)}
             )
-        assert await store.memory.get_thread_by_id(thread_id="t") is None
+        assert await cs_store.memory.get_thread_by_id(thread_id="t") is None
 
-    async def test_update_thread_merges_metadata_and_bumps_updated_at(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread(metadata={"a": 1, "b": {"x": 1}}))
-        updated = await store.memory.update_thread(
+    async def test_update_thread_merges_metadata_and_bumps_updated_at(
+        self, cs_store: Store
+    ) -> None:
+        await cs_store.memory.save_thread(thread=thread(metadata={"a": 1, "b": {"x": 1}}))
+        updated = await cs_store.memory.update_thread(
             id="t1", title="new", metadata={"b": {"y": 2}, "c": 3}
         )
         assert updated.title == "new"
         assert updated.metadata == {"a": 1, "b": {"y": 2}, "c": 3}
         assert updated.updated_at > at(0)
         assert updated.created_at == at(0)
-        got = await store.memory.get_thread_by_id(thread_id="t1")
+        got = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert got == updated
 
-    async def test_update_thread_title_only_keeps_metadata(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread(metadata={"a": 1}))
-        updated = await store.memory.update_thread(id="t1", title="only")
+    async def test_update_thread_title_only_keeps_metadata(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread(metadata={"a": 1}))
+        updated = await cs_store.memory.update_thread(id="t1", title="only")
         assert updated.metadata == {"a": 1}
 
-    async def test_update_missing_thread_raises_not_found(self, store: Store) -> None:
+    async def test_update_missing_thread_raises_not_found(self, cs_store: Store) -> None:
         with pytest.raises(NotFoundError):
-            await store.memory.update_thread(id="missing", title="x")
+            await cs_store.memory.update_thread(id="missing", title="x")
 
-    async def test_delete_thread_deletes_its_messages(self, store: Store) -> None:
-        await seed(store, 3, "t1")
-        await seed(store, 2, "t2", prefix="o")
-        await store.memory.delete_thread(thread_id="t1")
-        assert await store.memory.get_thread_by_id(thread_id="t1") is None
-        assert await store.memory.list_messages_by_id(message_ids=["m00", "m01"]) == []
-        assert ids(await store.memory.list_messages_by_id(message_ids=["o00", "o01"])) == [
+    async def test_delete_thread_deletes_its_messages(self, cs_store: Store) -> None:
+        await seed(cs_store, 3, "t1")
+        await seed(cs_store, 2, "t2", prefix="o")
+        await cs_store.memory.delete_thread(thread_id="t1")
+        assert await cs_store.memory.get_thread_by_id(thread_id="t1") is None
+        assert await cs_store.memory.list_messages_by_id(message_ids=["m00", "m01"]) == []
+        assert ids(await cs_store.memory.list_messages_by_id(message_ids=["o00", "o01"])) == [
             "o00",
             "o01",
         ]
-        await store.memory.delete_thread(thread_id="t1")  # a second delete is a no-op
+        await cs_store.memory.delete_thread(thread_id="t1")  # a second delete is a no-op
 
-    async def test_list_threads_by_resource_newest_first(self, store: Store) -> None:
+    async def test_list_threads_by_resource_newest_first(self, cs_store: Store) -> None:
         for i in range(4):
-            await store.memory.save_thread(thread=thread(f"t{i}", "u1", created_at=at(i)))
-        await store.memory.save_thread(thread=thread("other", "u2", created_at=at(9)))
-        page = await store.memory.list_threads(filter={"resource_id": "u1"})
+            await cs_store.memory.save_thread(thread=thread(f"t{i}", "u1", created_at=at(i)))
+        await cs_store.memory.save_thread(thread=thread("other", "u2", created_at=at(9)))
+        page = await cs_store.memory.list_threads(filter={"resource_id": "u1"})
         assert ids(page.items) == ["t3", "t2", "t1", "t0"]
         assert (
             page.total == 4 and page.has_more is False and page.page == 0 and page.per_page == 100
         )
-        page = await store.memory.list_threads(filter={"resourceId": "u2"})
+        page = await cs_store.memory.list_threads(filter={"resourceId": "u2"})
         assert ids(page.items) == ["other"]
 
     @pytest.mark.parametrize(
@@ -160,7 +162,7 @@ class MemorySuite(Suite):
     )
     async def test_list_threads_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
@@ -168,8 +170,8 @@ class MemorySuite(Suite):
         has_more: bool,
     ) -> None:
         for i in range(total):
-            await store.memory.save_thread(thread=thread(f"t{i}", created_at=at(i)))
-        result = await store.memory.list_threads(
+            await cs_store.memory.save_thread(thread=thread(f"t{i}", created_at=at(i)))
+        result = await cs_store.memory.list_threads(
             page=page, per_page=per_page, order_by=OrderBy(field="createdAt", direction="ASC")
         )
         assert ids(result.items) == [f"t{i}" for i in expected]
@@ -178,77 +180,79 @@ class MemorySuite(Suite):
         assert result.per_page == per_page
 
     async def test_list_threads_ties_break_by_id_and_pages_never_overlap(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
         for i in range(7):
-            await store.memory.save_thread(thread=thread(f"t{i}", created_at=at(0)))
+            await cs_store.memory.save_thread(thread=thread(f"t{i}", created_at=at(0)))
         seen: list[str] = []
         for p in range(4):
-            seen += ids((await store.memory.list_threads(page=p, per_page=2)).items)
+            seen += ids((await cs_store.memory.list_threads(page=p, per_page=2)).items)
         assert sorted(seen) == [f"t{i}" for i in range(7)]
         assert len(seen) == len(set(seen))
 
-    @pytest.mark.requires("sort_threads")
-    async def test_list_threads_order_by_updated_at(self, store: Store) -> None:
+    @pytest.mark.cs_requires("sort_threads")
+    async def test_list_threads_order_by_updated_at(self, cs_store: Store) -> None:
         for i in range(3):
-            await store.memory.save_thread(
+            await cs_store.memory.save_thread(
                 thread=thread(f"t{i}", created_at=at(i), updated_at=at(10 - i))
             )
         for field in ("updatedAt", "updated_at"):
-            page = await store.memory.list_threads(order_by={"field": field, "direction": "DESC"})
+            page = await cs_store.memory.list_threads(
+                order_by={"field": field, "direction": "DESC"}
+            )
             assert ids(page.items) == ["t0", "t1", "t2"]
-        page = await store.memory.list_threads(
+        page = await cs_store.memory.list_threads(
             order_by=OrderBy(field="created_at", direction="ASC")
         )
         assert ids(page.items) == ["t0", "t1", "t2"]
 
-    @pytest.mark.requires("metadata_filters")
-    async def test_list_threads_metadata_filter_is_and(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread("a", metadata={"kind": "x", "n": 1}))
-        await store.memory.save_thread(thread=thread("b", metadata={"kind": "x", "n": 2}))
-        await store.memory.save_thread(thread=thread("c", metadata={"kind": "y"}))
-        page = await store.memory.list_threads(filter={"metadata": {"kind": "x"}})
+    @pytest.mark.cs_requires("metadata_filters")
+    async def test_list_threads_metadata_filter_is_and(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread("a", metadata={"kind": "x", "n": 1}))
+        await cs_store.memory.save_thread(thread=thread("b", metadata={"kind": "x", "n": 2}))
+        await cs_store.memory.save_thread(thread=thread("c", metadata={"kind": "y"}))
+        page = await cs_store.memory.list_threads(filter={"metadata": {"kind": "x"}})
         assert sorted(ids(page.items)) == ["a", "b"]
-        page = await store.memory.list_threads(filter={"metadata": {"kind": "x", "n": 2}})
+        page = await cs_store.memory.list_threads(filter={"metadata": {"kind": "x", "n": 2}})
         assert ids(page.items) == ["b"]
         assert page.total == 1
 
-    async def test_list_threads_rejects_bad_filter_keys(self, store: Store) -> None:
+    async def test_list_threads_rejects_bad_filter_keys(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError):
-            await store.memory.list_threads(filter={"metadata": {"a'; drop table x; --": 1}})
+            await cs_store.memory.list_threads(filter={"metadata": {"a'; drop table x; --": 1}})
         with pytest.raises(ValidationError):
-            await store.memory.list_threads(filter={"owner": "u1"})
+            await cs_store.memory.list_threads(filter={"owner": "u1"})
 
-    async def test_pagination_rejects_bad_values(self, store: Store) -> None:
+    async def test_pagination_rejects_bad_values(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="per_page must be >= 0"):
-            await store.memory.list_threads(per_page=-1)
+            await cs_store.memory.list_threads(per_page=-1)
         with pytest.raises(ValidationError, match="page must be >= 0"):
-            await store.memory.list_threads(page=-1)
+            await cs_store.memory.list_threads(page=-1)
         with pytest.raises(ValidationError):
-            await store.memory.list_threads(page=1, per_page=False)
+            await cs_store.memory.list_threads(page=1, per_page=False)
 
-    async def test_per_page_zero_returns_nothing(self, store: Store) -> None:
-        await seed(store, 3)
-        page = await store.memory.list_threads(per_page=0)
+    async def test_per_page_zero_returns_nothing(self, cs_store: Store) -> None:
+        await seed(cs_store, 3)
+        page = await cs_store.memory.list_threads(per_page=0)
         assert page.items == [] and page.total == 0 and page.has_more is False
-        msgs = await store.memory.list_messages(thread_id="t1", per_page=0)
+        msgs = await cs_store.memory.list_messages(thread_id="t1", per_page=0)
         assert msgs.items == [] and msgs.total == 0
 
-    async def test_include_total_false_skips_the_count(self, store: Store) -> None:
-        await seed(store, 5)
-        page = await store.memory.list_messages(thread_id="t1", per_page=2, include_total=False)
+    async def test_include_total_false_skips_the_count(self, cs_store: Store) -> None:
+        await seed(cs_store, 5)
+        page = await cs_store.memory.list_messages(thread_id="t1", per_page=2, include_total=False)
         assert page.total is None and page.has_more is True and ids(page.items) == ["m00", "m01"]
-        page = await store.memory.list_messages(
+        page = await cs_store.memory.list_messages(
             thread_id="t1", page=2, per_page=2, include_total=False
         )
         assert page.has_more is False and ids(page.items) == ["m04"]
-        threads = await store.memory.list_threads(include_total=False)
+        threads = await cs_store.memory.list_threads(include_total=False)
         assert threads.total is None and ids(threads.items) == ["t1"]
 
     # -- messages --------------------------------------------------------------------------------
 
-    async def test_save_messages_returns_messages_and_round_trips(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
+    async def test_save_messages_returns_messages_and_round_trips(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
         msg = message(
             "m1",
             content={
@@ -266,17 +270,17 @@ class MemorySuite(Suite):
             role="assistant",
             type="v2",
         )
-        saved = await store.memory.save_messages(messages=[msg])
+        saved = await cs_store.memory.save_messages(messages=[msg])
         assert saved == [msg]
-        [got] = await store.memory.list_messages_by_id(message_ids=["m1"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m1"])
         assert got.content.parts == msg.content.parts
         assert got.content.metadata == {"source": "test"}
         assert got.model_dump() == msg.model_dump()
         assert got.role == "assistant" and got.type == "v2" and got.resource_id == "u1"
 
-    async def test_message_content_accepts_a_plain_string(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(
+    async def test_message_content_accepts_a_plain_string(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_messages(
             messages=[
                 {
                     "id": "m",
@@ -287,65 +291,69 @@ class MemorySuite(Suite):
                 }
             ]
         )
-        [got] = await store.memory.list_messages_by_id(message_ids=["m"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m"])
         assert got.content.parts == [{"type": "text", "text": "plain"}]
 
-    async def test_system_role_is_stored(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(messages=[message("s", role="system")])
-        [got] = await store.memory.list_messages_by_id(message_ids=["s"])
+    async def test_system_role_is_stored(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_messages(messages=[message("s", role="system")])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["s"])
         assert got.role == "system"
 
-    async def test_save_messages_to_missing_thread_writes_nothing(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
+    async def test_save_messages_to_missing_thread_writes_nothing(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
         with pytest.raises(NotFoundError):
-            await store.memory.save_messages(messages=[message("a", "t1"), message("b", "ghost")])
-        assert await store.memory.list_messages_by_id(message_ids=["a", "b"]) == []
+            await cs_store.memory.save_messages(
+                messages=[message("a", "t1"), message("b", "ghost")]
+            )
+        assert await cs_store.memory.list_messages_by_id(message_ids=["a", "b"]) == []
 
-    async def test_save_messages_validates_whole_batch_before_writing(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
+    async def test_save_messages_validates_whole_batch_before_writing(
+        self, cs_store: Store
+    ) -> None:
+        await cs_store.memory.save_thread(thread=thread())
         good = message("good").model_dump(by_alias=True)
         bad = {**message("bad").model_dump(by_alias=True), "role": "robot"}
         with pytest.raises(ValidationError, match=r"messages\[1\]"):
-            await store.memory.save_messages(messages=[good, bad])
-        assert await store.memory.list_messages_by_id(message_ids=["good"]) == []
+            await cs_store.memory.save_messages(messages=[good, bad])
+        assert await cs_store.memory.list_messages_by_id(message_ids=["good"]) == []
 
-    async def test_save_messages_upserts_by_id(self, store: Store) -> None:
-        await seed(store, 2)
+    async def test_save_messages_upserts_by_id(self, cs_store: Store) -> None:
+        await seed(cs_store, 2)
         changed = message("m01", seconds=1, content="changed", role="assistant")
-        await store.memory.save_messages(messages=[changed])
-        page = await store.memory.list_messages(thread_id="t1")
+        await cs_store.memory.save_messages(messages=[changed])
+        page = await cs_store.memory.list_messages(thread_id="t1")
         assert page.total == 2
         assert page.items[1].content.content == "changed" and page.items[1].role == "assistant"
 
-    async def test_save_messages_bumps_thread_updated_at(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread(updated_at=at(0)))
-        await store.memory.save_messages(messages=[message("m")])
-        got = await store.memory.get_thread_by_id(thread_id="t1")
+    async def test_save_messages_bumps_thread_updated_at(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread(updated_at=at(0)))
+        await cs_store.memory.save_messages(messages=[message("m")])
+        got = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert got is not None and got.updated_at > at(0) + timedelta(days=1)
 
-    async def test_moving_a_message_bumps_both_threads(self, store: Store) -> None:
-        await seed(store, 2, "t1")
-        await store.memory.save_thread(thread=thread("t2"))
+    async def test_moving_a_message_bumps_both_threads(self, cs_store: Store) -> None:
+        await seed(cs_store, 2, "t1")
+        await cs_store.memory.save_thread(thread=thread("t2"))
         before = datetime.now(UTC) - timedelta(seconds=1)
-        await store.memory.save_thread(thread=thread("t1", updated_at=at(0)))
-        await store.memory.save_thread(thread=thread("t2", updated_at=at(0)))
-        await store.memory.save_messages(messages=[message("m00", "t2", 0)])
-        assert ids((await store.memory.list_messages(thread_id="t1")).items) == ["m01"]
-        assert ids((await store.memory.list_messages(thread_id="t2")).items) == ["m00"]
+        await cs_store.memory.save_thread(thread=thread("t1", updated_at=at(0)))
+        await cs_store.memory.save_thread(thread=thread("t2", updated_at=at(0)))
+        await cs_store.memory.save_messages(messages=[message("m00", "t2", 0)])
+        assert ids((await cs_store.memory.list_messages(thread_id="t1")).items) == ["m01"]
+        assert ids((await cs_store.memory.list_messages(thread_id="t2")).items) == ["m00"]
         for tid in ("t1", "t2"):
-            got = await store.memory.get_thread_by_id(thread_id=tid)
+            got = await cs_store.memory.get_thread_by_id(thread_id=tid)
             assert got is not None and got.updated_at >= before
 
-    async def test_list_messages_oldest_first_by_default(self, store: Store) -> None:
-        await seed(store, 5)
-        page = await store.memory.list_messages(thread_id="t1")
+    async def test_list_messages_oldest_first_by_default(self, cs_store: Store) -> None:
+        await seed(cs_store, 5)
+        page = await cs_store.memory.list_messages(thread_id="t1")
         assert ids(page.items) == ["m00", "m01", "m02", "m03", "m04"]
         assert page.total == 5 and page.per_page == 40 and page.page == 0 and not page.has_more
 
-    async def test_list_messages_desc(self, store: Store) -> None:
-        await seed(store, 5)
-        page = await store.memory.list_messages(
+    async def test_list_messages_desc(self, cs_store: Store) -> None:
+        await seed(cs_store, 5)
+        page = await cs_store.memory.list_messages(
             thread_id="t1", per_page=2, order_by=OrderBy(field="createdAt", direction="DESC")
         )
         assert ids(page.items) == ["m04", "m03"] and page.has_more
@@ -355,89 +363,93 @@ class MemorySuite(Suite):
     )
     async def test_list_messages_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
         expected: list[int],
         has_more: bool,
     ) -> None:
-        await store.memory.save_thread(thread=thread())
-        await seed(store, total)
-        result = await store.memory.list_messages(thread_id="t1", page=page, per_page=per_page)
+        await cs_store.memory.save_thread(thread=thread())
+        await seed(cs_store, total)
+        result = await cs_store.memory.list_messages(thread_id="t1", page=page, per_page=per_page)
         assert ids(result.items) == [f"m{i:02d}" for i in expected]
         assert result.total == total and result.has_more is has_more and result.per_page == per_page
 
-    async def test_list_messages_ties_break_by_id(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(
+    async def test_list_messages_ties_break_by_id(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_messages(
             messages=[message(f"m{i}", seconds=0) for i in (3, 1, 2, 0)]
         )
-        asc = await store.memory.list_messages(thread_id="t1")
+        asc = await cs_store.memory.list_messages(thread_id="t1")
         assert ids(asc.items) == ["m0", "m1", "m2", "m3"]
-        desc = await store.memory.list_messages(
+        desc = await cs_store.memory.list_messages(
             thread_id="t1", order_by={"field": "createdAt", "direction": "DESC"}
         )
         assert ids(desc.items) == ["m3", "m2", "m1", "m0"]
         pages = [
-            ids((await store.memory.list_messages(thread_id="t1", page=p, per_page=1)).items)[0]
+            ids((await cs_store.memory.list_messages(thread_id="t1", page=p, per_page=1)).items)[0]
             for p in range(4)
         ]
         assert pages == ["m0", "m1", "m2", "m3"]
 
-    async def test_list_messages_of_several_threads(self, store: Store) -> None:
-        await seed(store, 2, "t1", prefix="a")
-        await seed(store, 2, "t2", prefix="b")
-        await seed(store, 2, "t3", prefix="c")
-        page = await store.memory.list_messages(thread_id=["t1", "t2"])
+    async def test_list_messages_of_several_threads(self, cs_store: Store) -> None:
+        await seed(cs_store, 2, "t1", prefix="a")
+        await seed(cs_store, 2, "t2", prefix="b")
+        await seed(cs_store, 2, "t3", prefix="c")
+        page = await cs_store.memory.list_messages(thread_id=["t1", "t2"])
         assert sorted(ids(page.items)) == ["a00", "a01", "b00", "b01"] and page.total == 4
 
-    async def test_list_messages_filters_by_resource(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(
+    async def test_list_messages_filters_by_resource(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_messages(
             messages=[message("a", resource_id="u1"), message("b", seconds=1, resource_id="u2")]
         )
-        page = await store.memory.list_messages(thread_id="t1", resource_id="u2")
+        page = await cs_store.memory.list_messages(thread_id="t1", resource_id="u2")
         assert ids(page.items) == ["b"] and page.total == 1
 
     @pytest.mark.parametrize(("start", "end", "start_ex", "end_ex", "expected"), DATE_BOUNDS)
     async def test_list_messages_date_bounds(
         self,
-        store: Store,
+        cs_store: Store,
         start: float | None,
         end: float | None,
         start_ex: bool,
         end_ex: bool,
         expected: list[int],
     ) -> None:
-        await seed(store, 5)
+        await seed(cs_store, 5)
         date_range = {
             "start": at(start) if start is not None else None,
             "end": at(end) if end is not None else None,
             "start_exclusive": start_ex,
             "end_exclusive": end_ex,
         }
-        page = await store.memory.list_messages(thread_id="t1", filter={"date_range": date_range})
+        page = await cs_store.memory.list_messages(
+            thread_id="t1", filter={"date_range": date_range}
+        )
         assert ids(page.items) == [f"m{i:02d}" for i in expected]
         assert page.total == len(expected)
 
-    async def test_date_bounds_accept_iso_strings_and_other_time_zones(self, store: Store) -> None:
-        await seed(store, 5)
+    async def test_date_bounds_accept_iso_strings_and_other_time_zones(
+        self, cs_store: Store
+    ) -> None:
+        await seed(cs_store, 5)
         plus2 = timezone(timedelta(hours=2))
         start = at(1).astimezone(plus2).isoformat()
         end = at(3).astimezone(timezone(timedelta(hours=-5)))
-        page = await store.memory.list_messages(
+        page = await cs_store.memory.list_messages(
             thread_id="t1",
             filter={"date_range": {"start": start, "end": end, "end_exclusive": True}},
         )
         assert ids(page.items) == ["m01", "m02"]
 
     async def test_exclusive_bound_from_a_truncated_copy_excludes_the_row(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        await store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_thread(thread=thread())
         precise = at(0) + timedelta(microseconds=456789)
-        [saved] = await store.memory.save_messages(
+        [saved] = await cs_store.memory.save_messages(
             messages=[
                 {
                     "id": "m",
@@ -449,36 +461,36 @@ class MemorySuite(Suite):
             ]
         )
         assert saved.created_at.microsecond % 1000 == 0
-        page = await store.memory.list_messages(
+        page = await cs_store.memory.list_messages(
             thread_id="t1",
             filter={"date_range": {"start": saved.created_at, "start_exclusive": True}},
         )
         assert page.items == []
-        page = await store.memory.list_messages(
+        page = await cs_store.memory.list_messages(
             thread_id="t1", filter={"date_range": {"end": saved.created_at, "end_exclusive": True}}
         )
         assert page.items == []
 
-    async def test_timestamps_round_trip_in_utc_with_milliseconds(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
+    async def test_timestamps_round_trip_in_utc_with_milliseconds(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
         tokyo = timezone(timedelta(hours=9))
         local = datetime(2024, 3, 10, 23, 59, 59, 999999, tzinfo=tokyo)
-        await store.memory.save_messages(
+        await cs_store.memory.save_messages(
             messages=[
                 {"id": "m", "thread_id": "t1", "role": "user", "content": "x", "created_at": local}
             ]
         )
-        [got] = await store.memory.list_messages_by_id(message_ids=["m"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m"])
         assert got.created_at == local.replace(microsecond=999000)
         assert got.created_at.utcoffset() == timedelta(0)
 
     @pytest.mark.parametrize(("target", "prev", "nxt", "expected"), INCLUDE_WINDOWS)
     async def test_include_windows(
-        self, store: Store, target: int, prev: int, nxt: int, expected: list[int]
+        self, cs_store: Store, target: int, prev: int, nxt: int, expected: list[int]
     ) -> None:
-        await seed(store, 10)
-        await seed(store, 3, "other", prefix="o")
-        page = await store.memory.list_messages(
+        await seed(cs_store, 10)
+        await seed(cs_store, 3, "other", prefix="o")
+        page = await cs_store.memory.list_messages(
             thread_id="other",
             include=[
                 Include(id=f"m{target:02d}", with_previous_messages=prev, with_next_messages=nxt)
@@ -489,9 +501,9 @@ class MemorySuite(Suite):
         )
         assert page.total == 3
 
-    async def test_include_merges_deduplicated_in_requested_order(self, store: Store) -> None:
-        await seed(store, 10)
-        page = await store.memory.list_messages(
+    async def test_include_merges_deduplicated_in_requested_order(self, cs_store: Store) -> None:
+        await seed(cs_store, 10)
+        page = await cs_store.memory.list_messages(
             thread_id="t1",
             per_page=2,
             order_by={"field": "createdAt", "direction": "DESC"},
@@ -503,31 +515,31 @@ class MemorySuite(Suite):
         assert ids(page.items) == ["m09", "m08", "m07", "m02"]
         assert page.total == 10
 
-    async def test_include_with_per_page_zero_returns_only_included(self, store: Store) -> None:
-        await seed(store, 10)
-        page = await store.memory.list_messages(
+    async def test_include_with_per_page_zero_returns_only_included(self, cs_store: Store) -> None:
+        await seed(cs_store, 10)
+        page = await cs_store.memory.list_messages(
             thread_id="t1", per_page=0, include=[{"id": "m05", "withPreviousMessages": 1}]
         )
         assert ids(page.items) == ["m04", "m05"] and page.total == 0
 
-    async def test_include_of_missing_message_adds_nothing(self, store: Store) -> None:
-        await seed(store, 2)
-        page = await store.memory.list_messages(
+    async def test_include_of_missing_message_adds_nothing(self, cs_store: Store) -> None:
+        await seed(cs_store, 2)
+        page = await cs_store.memory.list_messages(
             thread_id="t1", include=[{"id": "ghost", "withPreviousMessages": 3}]
         )
         assert ids(page.items) == ["m00", "m01"]
 
     async def test_list_messages_by_id_is_chronological_and_skips_unknown(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        await seed(store, 4)
-        got = await store.memory.list_messages_by_id(message_ids=["m03", "ghost", "m00", "m02"])
+        await seed(cs_store, 4)
+        got = await cs_store.memory.list_messages_by_id(message_ids=["m03", "ghost", "m00", "m02"])
         assert ids(got) == ["m00", "m02", "m03"]
-        assert await store.memory.list_messages_by_id(message_ids=[]) == []
+        assert await cs_store.memory.list_messages_by_id(message_ids=[]) == []
 
-    async def test_update_messages_merges_content_and_metadata(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.save_messages(
+    async def test_update_messages_merges_content_and_metadata(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.save_messages(
             messages=[
                 message(
                     "m",
@@ -539,58 +551,58 @@ class MemorySuite(Suite):
                 )
             ]
         )
-        [updated] = await store.memory.update_messages(
+        [updated] = await cs_store.memory.update_messages(
             messages=[{"id": "m", "content": {"metadata": {"y": 3, "z": 4}, "content": "summary"}}]
         )
         assert updated.content.metadata == {"x": 1, "y": 3, "z": 4}
         assert updated.content.parts == [{"type": "text", "text": "a"}]
         assert updated.content.content == "summary"
-        [got] = await store.memory.list_messages_by_id(message_ids=["m"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m"])
         assert got.content.metadata == {"x": 1, "y": 3, "z": 4} and got.content.content == "summary"
 
-    async def test_update_messages_can_move_and_change_role(self, store: Store) -> None:
-        await seed(store, 2)
-        await store.memory.save_thread(thread=thread("t2", updated_at=at(0)))
-        [updated] = await store.memory.update_messages(
+    async def test_update_messages_can_move_and_change_role(self, cs_store: Store) -> None:
+        await seed(cs_store, 2)
+        await cs_store.memory.save_thread(thread=thread("t2", updated_at=at(0)))
+        [updated] = await cs_store.memory.update_messages(
             messages=[{"id": "m00", "threadId": "t2", "role": "assistant"}]
         )
         assert updated.thread_id == "t2" and updated.role == "assistant"
-        assert ids((await store.memory.list_messages(thread_id="t2")).items) == ["m00"]
-        t2 = await store.memory.get_thread_by_id(thread_id="t2")
+        assert ids((await cs_store.memory.list_messages(thread_id="t2")).items) == ["m00"]
+        t2 = await cs_store.memory.get_thread_by_id(thread_id="t2")
         assert t2 is not None and t2.updated_at > at(0)
 
-    async def test_update_missing_message_raises_and_writes_nothing(self, store: Store) -> None:
-        await seed(store, 1)
+    async def test_update_missing_message_raises_and_writes_nothing(self, cs_store: Store) -> None:
+        await seed(cs_store, 1)
         with pytest.raises(NotFoundError):
-            await store.memory.update_messages(
+            await cs_store.memory.update_messages(
                 messages=[{"id": "m00", "role": "assistant"}, {"id": "ghost", "role": "user"}]
             )
-        [got] = await store.memory.list_messages_by_id(message_ids=["m00"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m00"])
         assert got.role == "user"
 
-    async def test_delete_messages_bumps_thread_and_skips_unknown(self, store: Store) -> None:
-        await seed(store, 3)
-        await store.memory.save_thread(thread=thread(updated_at=at(0)))
-        await store.memory.delete_messages(message_ids=["m01", "ghost"])
-        assert ids((await store.memory.list_messages(thread_id="t1")).items) == ["m00", "m02"]
-        got = await store.memory.get_thread_by_id(thread_id="t1")
+    async def test_delete_messages_bumps_thread_and_skips_unknown(self, cs_store: Store) -> None:
+        await seed(cs_store, 3)
+        await cs_store.memory.save_thread(thread=thread(updated_at=at(0)))
+        await cs_store.memory.delete_messages(message_ids=["m01", "ghost"])
+        assert ids((await cs_store.memory.list_messages(thread_id="t1")).items) == ["m00", "m02"]
+        got = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert got is not None and got.updated_at > at(0)
 
-    async def test_large_and_unicode_payloads(self, store: Store) -> None:
-        await store.memory.save_thread(
+    async def test_large_and_unicode_payloads(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(
             thread=thread(
                 title="ünïcødé 🚀 标题", metadata={"deep": _nested(12), "emoji": "🙂" * 100}
             )
         )
         big = "x" * 200_000 + "🚀"
-        await store.memory.save_messages(
+        await cs_store.memory.save_messages(
             messages=[
                 message("big", content={"format": 2, "parts": [{"type": "text", "text": big}]})
             ]
         )
-        [got] = await store.memory.list_messages_by_id(message_ids=["big"])
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["big"])
         assert got.content.parts[0]["text"] == big
-        t = await store.memory.get_thread_by_id(thread_id="t1")
+        t = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert (
             t is not None
             and t.title == "ünïcødé 🚀 标题"
@@ -599,9 +611,9 @@ class MemorySuite(Suite):
 
     # -- clone -----------------------------------------------------------------------------------
 
-    async def test_clone_thread_copies_messages_with_new_ids(self, store: Store) -> None:
-        await seed(store, 4)
-        result = await store.memory.clone_thread(
+    async def test_clone_thread_copies_messages_with_new_ids(self, cs_store: Store) -> None:
+        await seed(cs_store, 4)
+        result = await cs_store.memory.clone_thread(
             source_thread_id="t1", new_thread_id="c1", title="copy"
         )
         assert (
@@ -619,60 +631,60 @@ class MemorySuite(Suite):
             "m02",
             "m03",
         }
-        stored = await store.memory.list_messages(thread_id="c1")
+        stored = await cs_store.memory.list_messages(thread_id="c1")
         assert ids(stored.items) == [result.message_id_map[f"m0{i}"] for i in range(4)]
         assert [m.content for m in stored.items] == [
-            m.content for m in (await store.memory.list_messages(thread_id="t1")).items
+            m.content for m in (await cs_store.memory.list_messages(thread_id="t1")).items
         ]
-        assert (await store.memory.list_messages(thread_id="t1")).total == 4
+        assert (await cs_store.memory.list_messages(thread_id="t1")).total == 4
 
-    async def test_clone_thread_limit_and_filter(self, store: Store) -> None:
-        await seed(store, 5)
-        last2 = await store.memory.clone_thread(
+    async def test_clone_thread_limit_and_filter(self, cs_store: Store) -> None:
+        await seed(cs_store, 5)
+        last2 = await cs_store.memory.clone_thread(
             source_thread_id="t1", message_limit=2, resource_id="u9"
         )
         assert set(last2.message_id_map) == {"m03", "m04"} and last2.thread.resource_id == "u9"
-        picked = await store.memory.clone_thread(
+        picked = await cs_store.memory.clone_thread(
             source_thread_id="t1", message_filter={"message_ids": ["m01", "m03"]}
         )
         assert set(picked.message_id_map) == {"m01", "m03"}
-        dated = await store.memory.clone_thread(
+        dated = await cs_store.memory.clone_thread(
             source_thread_id="t1", message_filter={"start_date": at(2), "end_date": at(3)}
         )
         assert set(dated.message_id_map) == {"m02", "m03"}
 
-    async def test_clone_thread_errors(self, store: Store) -> None:
-        await seed(store, 1)
+    async def test_clone_thread_errors(self, cs_store: Store) -> None:
+        await seed(cs_store, 1)
         with pytest.raises(NotFoundError):
-            await store.memory.clone_thread(source_thread_id="ghost")
+            await cs_store.memory.clone_thread(source_thread_id="ghost")
         with pytest.raises(ConflictError):
-            await store.memory.clone_thread(source_thread_id="t1", new_thread_id="t1")
+            await cs_store.memory.clone_thread(source_thread_id="t1", new_thread_id="t1")
 
     # -- resources -------------------------------------------------------------------------------
 
-    async def test_resource_round_trip_and_upsert(self, store: Store) -> None:
-        assert await store.memory.get_resource_by_id(resource_id="u1") is None
-        saved = await store.memory.save_resource(
+    async def test_resource_round_trip_and_upsert(self, cs_store: Store) -> None:
+        assert await cs_store.memory.get_resource_by_id(resource_id="u1") is None
+        saved = await cs_store.memory.save_resource(
             resource={"id": "u1", "workingMemory": "# me", "metadata": {"a": 1}}
         )
-        assert await store.memory.get_resource_by_id(resource_id="u1") == saved
-        await store.memory.save_resource(resource={"id": "u1", "workingMemory": "# again"})
-        got = await store.memory.get_resource_by_id(resource_id="u1")
+        assert await cs_store.memory.get_resource_by_id(resource_id="u1") == saved
+        await cs_store.memory.save_resource(resource={"id": "u1", "workingMemory": "# again"})
+        got = await cs_store.memory.get_resource_by_id(resource_id="u1")
         assert got is not None and got.working_memory == "# again" and got.metadata is None
 
-    async def test_update_resource_creates_when_missing(self, store: Store) -> None:
-        created = await store.memory.update_resource(
+    async def test_update_resource_creates_when_missing(self, cs_store: Store) -> None:
+        created = await cs_store.memory.update_resource(
             resource_id="new", working_memory="wm", metadata={"a": 1}
         )
         assert (
             created.id == "new" and created.working_memory == "wm" and created.metadata == {"a": 1}
         )
-        assert await store.memory.get_resource_by_id(resource_id="new") == created
+        assert await cs_store.memory.get_resource_by_id(resource_id="new") == created
 
     async def test_update_resource_merges_metadata_and_keeps_working_memory(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        await store.memory.save_resource(
+        await cs_store.memory.save_resource(
             resource={
                 "id": "u1",
                 "workingMemory": "keep",
@@ -681,62 +693,62 @@ class MemorySuite(Suite):
                 "updatedAt": at(0),
             }
         )
-        updated = await store.memory.update_resource(resource_id="u1", metadata={"b": 3})
+        updated = await cs_store.memory.update_resource(resource_id="u1", metadata={"b": 3})
         assert updated.working_memory == "keep" and updated.metadata == {"a": 1, "b": 3}
         assert updated.updated_at > at(0) and updated.created_at == at(0)
-        updated = await store.memory.update_resource(resource_id="u1", working_memory="new")
+        updated = await cs_store.memory.update_resource(resource_id="u1", working_memory="new")
         assert updated.working_memory == "new" and updated.metadata == {"a": 1, "b": 3}
-        assert await store.memory.get_resource_by_id(resource_id="u1") == updated
+        assert await cs_store.memory.get_resource_by_id(resource_id="u1") == updated
 
-    async def test_working_memory_of_10_kb_round_trips(self, store: Store) -> None:
+    async def test_working_memory_of_10_kb_round_trips(self, cs_store: Store) -> None:
         text = ("# Profile\n- **Name**: Ada 🚀\n" * 400)[:10_240]
-        await store.memory.update_resource(resource_id="u1", working_memory=text)
-        got = await store.memory.get_resource_by_id(resource_id="u1")
+        await cs_store.memory.update_resource(resource_id="u1", working_memory=text)
+        got = await cs_store.memory.get_resource_by_id(resource_id="u1")
         assert got is not None and got.working_memory == text
 
-    @pytest.mark.requires("compare_and_set")
-    async def test_compare_and_set_on_resource(self, store: Store) -> None:
-        await store.memory.update_resource(
+    @pytest.mark.cs_requires("compare_and_set")
+    async def test_compare_and_set_on_resource(self, cs_store: Store) -> None:
+        await cs_store.memory.update_resource(
             resource_id="u1", working_memory="v1", expected_working_memory=None
         )
         with pytest.raises(ConflictError):
-            await store.memory.update_resource(
+            await cs_store.memory.update_resource(
                 resource_id="u1", working_memory="v2", expected_working_memory="stale"
             )
-        updated = await store.memory.update_resource(
+        updated = await cs_store.memory.update_resource(
             resource_id="u1", working_memory="v2", expected_working_memory="v1"
         )
         assert updated.working_memory == "v2"
         with pytest.raises(ConflictError):
-            await store.memory.update_resource(
+            await cs_store.memory.update_resource(
                 resource_id="fresh", working_memory="x", expected_working_memory="y"
             )
-        assert await store.memory.get_resource_by_id(resource_id="fresh") is None
+        assert await cs_store.memory.get_resource_by_id(resource_id="fresh") is None
 
-    @pytest.mark.requires("compare_and_set")
-    async def test_compare_and_set_on_thread(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
-        await store.memory.update_thread(
+    @pytest.mark.cs_requires("compare_and_set")
+    async def test_compare_and_set_on_thread(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
+        await cs_store.memory.update_thread(
             id="t1", metadata={"workingMemory": "v1"}, expected_working_memory=None
         )
         with pytest.raises(ConflictError):
-            await store.memory.update_thread(
+            await cs_store.memory.update_thread(
                 id="t1", metadata={"workingMemory": "v2"}, expected_working_memory="v0"
             )
-        got = await store.memory.get_thread_by_id(thread_id="t1")
+        got = await cs_store.memory.get_thread_by_id(thread_id="t1")
         assert got is not None and got.metadata == {"workingMemory": "v1"}
 
-    @pytest.mark.requires("compare_and_set")
-    async def test_concurrent_compare_and_set_loses_no_update(self, store: Store) -> None:
-        await store.memory.update_resource(resource_id="u1", working_memory="")
+    @pytest.mark.cs_requires("compare_and_set")
+    async def test_concurrent_compare_and_set_loses_no_update(self, cs_store: Store) -> None:
+        await cs_store.memory.update_resource(resource_id="u1", working_memory="")
 
         async def append(item: str) -> None:
             while True:
-                current = await store.memory.get_resource_by_id(resource_id="u1")
+                current = await cs_store.memory.get_resource_by_id(resource_id="u1")
                 assert current is not None
                 text = current.working_memory or ""
                 try:
-                    await store.memory.update_resource(
+                    await cs_store.memory.update_resource(
                         resource_id="u1",
                         working_memory=text + item + ";",
                         expected_working_memory=text,
@@ -746,35 +758,35 @@ class MemorySuite(Suite):
                     await asyncio.sleep(0)
 
         await asyncio.gather(*(append(f"i{n}") for n in range(12)))
-        got = await store.memory.get_resource_by_id(resource_id="u1")
+        got = await cs_store.memory.get_resource_by_id(resource_id="u1")
         assert got is not None
         assert sorted(filter(None, (got.working_memory or "").split(";"))) == sorted(
             f"i{n}" for n in range(12)
         )
 
-    async def test_resources_are_isolated(self, store: Store) -> None:
-        await store.memory.update_resource(resource_id="u1", working_memory="one")
-        await store.memory.update_resource(resource_id="u2", working_memory="two")
-        a = await store.memory.get_resource_by_id(resource_id="u1")
-        b = await store.memory.get_resource_by_id(resource_id="u2")
+    async def test_resources_are_isolated(self, cs_store: Store) -> None:
+        await cs_store.memory.update_resource(resource_id="u1", working_memory="one")
+        await cs_store.memory.update_resource(resource_id="u2", working_memory="two")
+        a = await cs_store.memory.get_resource_by_id(resource_id="u1")
+        b = await cs_store.memory.get_resource_by_id(resource_id="u2")
         assert (
             a is not None
             and b is not None
             and (a.working_memory, b.working_memory) == ("one", "two")
         )
 
-    @pytest.mark.requires("atomic_batches")
-    async def test_concurrent_saves_to_one_thread_lose_nothing(self, store: Store) -> None:
-        await store.memory.save_thread(thread=thread())
+    @pytest.mark.cs_requires("atomic_batches")
+    async def test_concurrent_saves_to_one_thread_lose_nothing(self, cs_store: Store) -> None:
+        await cs_store.memory.save_thread(thread=thread())
         await asyncio.gather(
             *(
-                store.memory.save_messages(
+                cs_store.memory.save_messages(
                     messages=[message(f"c{w}-{i}", seconds=w * 10 + i) for i in range(5)]
                 )
                 for w in range(8)
             )
         )
-        page = await store.memory.list_messages(thread_id="t1", per_page=False)
+        page = await cs_store.memory.list_messages(thread_id="t1", per_page=False)
         assert page.total == 40 and len(page.items) == 40
 
 

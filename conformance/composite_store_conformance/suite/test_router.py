@@ -79,72 +79,74 @@ class RouterSuite(Suite):
         ProbeStore.opened.clear()
 
     async def test_override_takes_the_domain_from_its_own_source(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        name = _offered(store)[0]
+        name = _offered(cs_store)[0]
         memory_store = open_store("memory://")
-        composite = _composite(tmp_path, default=memory_store, domains={name: store})
-        assert composite.get(name) is store.get(name)
+        composite = _composite(tmp_path, default=memory_store, domains={name: cs_store})
+        assert composite.get(name) is cs_store.get(name)
         for other in DOMAINS:
             if other != name:
                 assert composite.get(other) is memory_store.get(other)
 
     async def test_a_domain_object_can_be_routed_directly(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        name = _offered(store)[0]
-        domain = store.get(name)
+        name = _offered(cs_store)[0]
+        domain = cs_store.get(name)
         composite = _composite(tmp_path, default="memory://", domains={name: domain})
         assert composite.get(name) is domain
         assert getattr(composite, name) is domain
 
-    async def test_none_falls_back_to_the_default(self, store: Store, tmp_path: Path) -> None:
-        name = _offered(store)[0]
-        composite = _composite(tmp_path, default=store, domains={name: None})
-        assert composite.get(name) is store.get(name)
+    async def test_none_falls_back_to_the_default(self, cs_store: Store, tmp_path: Path) -> None:
+        name = _offered(cs_store)[0]
+        composite = _composite(tmp_path, default=cs_store, domains={name: None})
+        assert composite.get(name) is cs_store.get(name)
 
     async def test_disabled_domain_raises_on_access_not_at_construction(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        offered = _offered(store)
+        offered = _offered(cs_store)
         name = offered[0]
-        composite = _composite(tmp_path, default=store, domains={name: False})
+        composite = _composite(tmp_path, default=cs_store, domains={name: False})
         assert composite.get(name) is None
         with pytest.raises(DomainNotConfiguredError, match=f"{name!r}.*disabled"):
             getattr(composite, name)
         for other in offered[1:]:
-            assert composite.get(other) is store.get(other)
+            assert composite.get(other) is cs_store.get(other)
         assert "disabled" in composite.describe()[name]
 
     async def test_a_source_lacking_the_domain_raises_on_access(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        name = _offered(store)[0]
-        only = Store({name: store.get(name)})  # type: ignore[dict-item]
+        name = _offered(cs_store)[0]
+        only = Store({name: cs_store.get(name)})  # type: ignore[dict-item]
         composite = _composite(tmp_path, default=only)
         missing = next(d for d in DOMAINS if d != name)
         assert composite.get(missing) is None
         with pytest.raises(DomainNotConfiguredError, match=f"{missing!r}.*does not offer it"):
             getattr(composite, missing)
-        unrouted = _composite(tmp_path, domains={name: store})
+        unrouted = _composite(tmp_path, domains={name: cs_store})
         with pytest.raises(DomainNotConfiguredError, match="no default store"):
             getattr(unrouted, missing)
 
-    async def test_unknown_domain_is_a_validation_error(self, store: Store, tmp_path: Path) -> None:
+    async def test_unknown_domain_is_a_validation_error(
+        self, cs_store: Store, tmp_path: Path
+    ) -> None:
         from composite_store import ValidationError
 
         with pytest.raises(ValidationError, match="unknown domain 'memroy'"):
-            _composite(tmp_path, default=store, domains={"memroy": store})
+            _composite(tmp_path, default=cs_store, domains={"memroy": cs_store})
         with pytest.raises(ValidationError, match="unknown domain"):
-            _composite(tmp_path, default=store).get("memroy")
+            _composite(tmp_path, default=cs_store).get("memroy")
 
-    async def test_two_stores_keep_their_data_apart(self, store: Store, tmp_path: Path) -> None:
-        if store.get("memory") is None:
-            pytest.skip(f"{store.backend} does not offer the memory domain")
-        backend_memory: Any = await _ready(store, "memory")
+    async def test_two_stores_keep_their_data_apart(self, cs_store: Store, tmp_path: Path) -> None:
+        if cs_store.get("memory") is None:
+            pytest.skip(f"{cs_store.backend} does not offer the memory domain")
+        backend_memory: Any = await _ready(cs_store, "memory")
         await backend_memory.dangerously_clear_all()
         elsewhere = open_store("memory://")
-        here = _composite(tmp_path, default=store)
+        here = _composite(tmp_path, default=cs_store)
         there = _composite(tmp_path, default=elsewhere)
         await here.init()
         await there.init()
@@ -179,14 +181,14 @@ class RouterSuite(Suite):
         assert [p.url for p in ProbeStore.opened[1:]] == [url, f"{PROBE_SCHEME}://other"]
 
     async def test_close_closes_only_what_the_composite_opened(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        name = _offered(store)[0]
-        backend_domain = await _ready(store, name)
+        name = _offered(cs_store)[0]
+        backend_domain = await _ready(cs_store, name)
         passed_in = open_store("memory://")
         other = next(d for d in ("workflows", "memory") if d != name)
         composite = _composite(
-            tmp_path, default=f"{PROBE_SCHEME}://owned", domains={name: store, other: passed_in}
+            tmp_path, default=f"{PROBE_SCHEME}://owned", domains={name: cs_store, other: passed_in}
         )
         await composite.init()
         await composite.close()
@@ -198,7 +200,7 @@ class RouterSuite(Suite):
         await _still_usable(passed)
         await passed_in.close()
 
-    async def test_describe_redacts_credentials(self, store: Store, tmp_path: Path) -> None:
+    async def test_describe_redacts_credentials(self, cs_store: Store, tmp_path: Path) -> None:
         composite = _composite(tmp_path, default=SECRET_URL, domains={"workflows": False})
         described = composite.describe()
         text = repr(described) + repr(composite)
@@ -207,22 +209,22 @@ class RouterSuite(Suite):
         assert set(described) == set(DOMAINS)
         assert "disabled" in described["workflows"]
         # The backend's own description (its URL may carry a password) shows none either.
-        leaked = [d for d in store.describe().values() if _PASSWORD_IN_URL.search(d)]
-        assert not leaked, f"{store.backend} describe() shows a password: {leaked}"
+        leaked = [d for d in cs_store.describe().values() if _PASSWORD_IN_URL.search(d)]
+        assert not leaked, f"{cs_store.backend} describe() shows a password: {leaked}"
 
-    async def test_ping_reports_every_routed_domain(self, store: Store, tmp_path: Path) -> None:
-        offered = _offered(store)
+    async def test_ping_reports_every_routed_domain(self, cs_store: Store, tmp_path: Path) -> None:
+        offered = _offered(cs_store)
         for name in offered:
-            await _ready(store, name)
-        composite = _composite(tmp_path, default=store)
+            await _ready(cs_store, name)
+        composite = _composite(tmp_path, default=cs_store)
         assert await composite.ping() == dict.fromkeys(offered, True)
 
     async def test_use_from_another_event_loop_is_a_clear_error(
-        self, store: Store, tmp_path: Path
+        self, cs_store: Store, tmp_path: Path
     ) -> None:
-        name = _offered(store)[0]
-        await _ready(store, name)
-        composite = _composite(tmp_path, default=store)
+        name = _offered(cs_store)[0]
+        await _ready(cs_store, name)
+        composite = _composite(tmp_path, default=cs_store)
         domain = composite.get(name)
         assert domain is not None
 

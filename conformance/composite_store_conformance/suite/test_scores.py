@@ -63,7 +63,7 @@ class ScoresSuite(Suite):
 
     # -- saving and reading scores ---------------------------------------------------------------
 
-    async def test_save_and_get_score_round_trips_every_field(self, store: Store) -> None:
+    async def test_save_and_get_score_round_trips_every_field(self, cs_store: Store) -> None:
         full = score(
             "s1",
             trace_id="tr1",
@@ -89,39 +89,39 @@ class ScoresSuite(Suite):
             resource_id="res-1",
             thread_id="thr-1",
         )
-        saved = await store.scores.save_score(score=full)
+        saved = await cs_store.scores.save_score(score=full)
         assert isinstance(saved, Score)
         assert saved == full
-        got = await store.scores.get_score_by_id(id="s1")
+        got = await cs_store.scores.get_score_by_id(id="s1")
         assert got == full
         assert got is not None and got.created_at.tzinfo is not None
 
-    async def test_optional_fields_round_trip_as_none(self, store: Store) -> None:
-        await store.scores.save_score(score=score("s1"))
-        got = await store.scores.get_score_by_id(id="s1")
+    async def test_optional_fields_round_trip_as_none(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("s1"))
+        got = await cs_store.scores.get_score_by_id(id="s1")
         assert got is not None
         assert got.trace_id is None and got.reason is None and got.metadata is None
         assert got.entity is None and got.extract_step_result is None
 
-    async def test_save_score_generates_a_uuid4_and_timestamps(self, store: Store) -> None:
-        saved = await store.scores.save_score(
+    async def test_save_score_generates_a_uuid4_and_timestamps(self, cs_store: Store) -> None:
+        saved = await cs_store.scores.save_score(
             score={"scorerId": "sc1", "runId": "r", "scorer": {}, "score": 1, "input": "in",
                    "output": "out", "source": "LIVE"}
         )
         assert uuid.UUID(saved.id).version == 4
         assert saved.created_at.tzinfo is not None
         assert saved.updated_at >= saved.created_at
-        got = await store.scores.get_score_by_id(id=saved.id)
+        got = await cs_store.scores.get_score_by_id(id=saved.id)
         assert got == saved
-        other = await store.scores.save_score(score=saved.model_dump(exclude={"id"}))
+        other = await cs_store.scores.save_score(score=saved.model_dump(exclude={"id"}))
         assert other.id != saved.id
 
-    async def test_save_score_accepts_every_spelling(self, store: Store) -> None:
-        snake = await store.scores.save_score(
+    async def test_save_score_accepts_every_spelling(self, cs_store: Store) -> None:
+        snake = await cs_store.scores.save_score(
             score={"id": "a", "scorer_id": "sc", "run_id": "r", "scorer": {}, "score": 0,
                    "input": 1, "output": 2, "source": "TEST", "entity_id": "e"}
         )
-        camel = await store.scores.save_score(
+        camel = await cs_store.scores.save_score(
             score={"id": "b", "scorerId": "sc", "runId": "r", "scorer": {}, "score": 0,
                    "input": 1, "output": 2, "source": "TEST", "entityId": "e"}
         )
@@ -129,15 +129,15 @@ class ScoresSuite(Suite):
         stored = camel.model_dump(by_alias=True)
         assert stored["scorerId"] == "sc" and stored["entityId"] == "e"
 
-    async def test_save_score_upserts_by_id(self, store: Store) -> None:
-        await store.scores.save_score(score=score("s1", score=0.1))
-        await store.scores.save_score(score=score("s1", score=0.9, reason="changed"))
-        got = await store.scores.get_score_by_id(id="s1")
+    async def test_save_score_upserts_by_id(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("s1", score=0.1))
+        await cs_store.scores.save_score(score=score("s1", score=0.9, reason="changed"))
+        got = await cs_store.scores.get_score_by_id(id="s1")
         assert got is not None and got.score == 0.9 and got.reason == "changed"
-        assert (await store.scores.list_scores_by_scorer_id(scorer_id="sc1")).total == 1
+        assert (await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1")).total == 1
 
-    async def test_get_missing_score_returns_none(self, store: Store) -> None:
-        assert await store.scores.get_score_by_id(id="missing") is None
+    async def test_get_missing_score_returns_none(self, cs_store: Store) -> None:
+        assert await cs_store.scores.get_score_by_id(id="missing") is None
 
     @pytest.mark.parametrize(
         ("change", "match"),
@@ -156,124 +156,125 @@ class ScoresSuite(Suite):
         ],
     )
     async def test_invalid_score_is_rejected_and_not_written(
-        self, store: Store, change: dict[str, Any], match: str
+        self, cs_store: Store, change: dict[str, Any], match: str
     ) -> None:
         data = score("bad").model_dump()
         data.update(change)
         with pytest.raises(ValidationError, match=match):
-            await store.scores.save_score(score=data)
-        assert await store.scores.get_score_by_id(id="bad") is None
+            await cs_store.scores.save_score(score=data)
+        assert await cs_store.scores.get_score_by_id(id="bad") is None
 
-    async def test_missing_required_fields_are_rejected(self, store: Store) -> None:
+    async def test_missing_required_fields_are_rejected(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="scorer"):
-            await store.scores.save_score(score={"runId": "r", "score": 1, "input": 1,
+            await cs_store.scores.save_score(score={"runId": "r", "score": 1, "input": 1,
                                                  "output": 1, "source": "LIVE"})
         with pytest.raises(ValidationError, match="expected a Score or a dict"):
-            await store.scores.save_score(score="not a score")  # type: ignore[arg-type]
+            await cs_store.scores.save_score(score="not a score")  # type: ignore[arg-type]
 
-    async def test_blank_lookup_keys_are_rejected(self, store: Store) -> None:
+    async def test_blank_lookup_keys_are_rejected(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="id must be a non-empty string"):
-            await store.scores.get_score_by_id(id="")
+            await cs_store.scores.get_score_by_id(id="")
         with pytest.raises(ValidationError, match="scorer_id must be a non-empty string"):
-            await store.scores.list_scores_by_scorer_id(scorer_id=" ")
+            await cs_store.scores.list_scores_by_scorer_id(scorer_id=" ")
         with pytest.raises(ValidationError, match="run_id must be a non-empty string"):
-            await store.scores.list_scores_by_run_id(run_id="")
+            await cs_store.scores.list_scores_by_run_id(run_id="")
         with pytest.raises(ValidationError, match="entity_id must be a non-empty string"):
-            await store.scores.list_scores_by_entity_id(entity_id="")
+            await cs_store.scores.list_scores_by_entity_id(entity_id="")
 
-    async def test_timestamps_round_trip_in_utc_with_milliseconds(self, store: Store) -> None:
+    async def test_timestamps_round_trip_in_utc_with_milliseconds(self, cs_store: Store) -> None:
         plus_two = datetime(2024, 5, 17, 11, 30, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
-        saved = await store.scores.save_score(
+        saved = await cs_store.scores.save_score(
             score=score("s1", created_at=plus_two, updated_at="2024-05-17T09:30:01.5Z")
         )
-        got = await store.scores.get_score_by_id(id="s1")
+        got = await cs_store.scores.get_score_by_id(id="s1")
         assert got is not None
         assert got.created_at == datetime(2024, 5, 17, 9, 30, 0, 123000, tzinfo=UTC)
         assert got.created_at.utcoffset() == timedelta(0)
         assert got.updated_at == datetime(2024, 5, 17, 9, 30, 1, 500000, tzinfo=UTC)
         assert got == saved
 
-    async def test_large_and_unicode_payloads(self, store: Store) -> None:
+    async def test_large_and_unicode_payloads(self, cs_store: Store) -> None:
         big = {"text": UNICODE * 5000, "items": [{"i": i, "s": UNICODE} for i in range(500)]}
-        await store.scores.save_score(
+        await cs_store.scores.save_score(
             score=score("s1", input=big, output=[UNICODE, big], reason=UNICODE * 100)
         )
-        got = await store.scores.get_score_by_id(id="s1")
+        got = await cs_store.scores.get_score_by_id(id="s1")
         assert got is not None and got.input == big and got.output == [UNICODE, big]
         assert got.reason == UNICODE * 100
 
     # -- listings ------------------------------------------------------------------------------
 
-    async def test_list_by_scorer_id_newest_first_with_filters(self, store: Store) -> None:
-        await store.scores.save_score(score=score("a", 0, entity_id="e1", entity_type="AGENT"))
-        await store.scores.save_score(
+    async def test_list_by_scorer_id_newest_first_with_filters(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("a", 0, entity_id="e1", entity_type="AGENT"))
+        await cs_store.scores.save_score(
             score=score("b", 1, entity_id="e1", entity_type="WORKFLOW", source="TEST")
         )
-        await store.scores.save_score(score=score("c", 2, entity_id="e2", entity_type="AGENT"))
-        await store.scores.save_score(score=score("other", 3, scorer_id="sc2"))
-        page = await store.scores.list_scores_by_scorer_id(scorer_id="sc1")
+        await cs_store.scores.save_score(score=score("c", 2, entity_id="e2", entity_type="AGENT"))
+        await cs_store.scores.save_score(score=score("other", 3, scorer_id="sc2"))
+        page = await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1")
         assert ids(page.items) == ["c", "b", "a"]
         assert page.total == 3 and page.page == 0 and page.per_page == 100
         assert page.has_more is False
-        by_entity = await store.scores.list_scores_by_scorer_id(scorer_id="sc1", entity_id="e1")
+        by_entity = await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1", entity_id="e1")
         assert ids(by_entity.items) == ["b", "a"]
-        by_type = await store.scores.list_scores_by_scorer_id(
+        by_type = await cs_store.scores.list_scores_by_scorer_id(
             scorer_id="sc1", entity_id="e1", entity_type="AGENT"
         )
         assert ids(by_type.items) == ["a"] and by_type.total == 1
-        by_source = await store.scores.list_scores_by_scorer_id(scorer_id="sc1", source="TEST")
+        by_source = await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1", source="TEST")
         assert ids(by_source.items) == ["b"]
-        missing = await store.scores.list_scores_by_scorer_id(scorer_id="nobody")
+        missing = await cs_store.scores.list_scores_by_scorer_id(scorer_id="nobody")
         assert missing.items == [] and missing.total == 0
 
-    async def test_list_by_scorer_id_rejects_bad_source(self, store: Store) -> None:
+    async def test_list_by_scorer_id_rejects_bad_source(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="source must be 'LIVE' or 'TEST'"):
-            await store.scores.list_scores_by_scorer_id(scorer_id="sc1", source="live")  # type: ignore[arg-type]
+            await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1", source="live")  # type: ignore[arg-type]
 
-    async def test_list_by_run_id(self, store: Store) -> None:
-        await store.scores.save_score(score=score("a", 0, run_id="r1"))
-        await store.scores.save_score(score=score("b", 1, run_id="r1", scorer_id="sc2"))
-        await store.scores.save_score(score=score("c", 2, run_id="r2"))
-        page = await store.scores.list_scores_by_run_id(run_id="r1")
+    async def test_list_by_run_id(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("a", 0, run_id="r1"))
+        await cs_store.scores.save_score(score=score("b", 1, run_id="r1", scorer_id="sc2"))
+        await cs_store.scores.save_score(score=score("c", 2, run_id="r2"))
+        page = await cs_store.scores.list_scores_by_run_id(run_id="r1")
         assert ids(page.items) == ["b", "a"] and page.total == 2
 
-    async def test_list_by_entity_id(self, store: Store) -> None:
-        await store.scores.save_score(score=score("a", 0, entity_id="e1", entity_type="AGENT"))
-        await store.scores.save_score(score=score("b", 1, entity_id="e1", entity_type="WORKFLOW"))
-        await store.scores.save_score(score=score("c", 2, entity_id="e2", entity_type="AGENT"))
-        page = await store.scores.list_scores_by_entity_id(entity_id="e1", entity_type="AGENT")
+    async def test_list_by_entity_id(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("a", 0, entity_id="e1", entity_type="AGENT"))
+        workflow_score = score("b", 1, entity_id="e1", entity_type="WORKFLOW")
+        await cs_store.scores.save_score(score=workflow_score)
+        await cs_store.scores.save_score(score=score("c", 2, entity_id="e2", entity_type="AGENT"))
+        page = await cs_store.scores.list_scores_by_entity_id(entity_id="e1", entity_type="AGENT")
         assert ids(page.items) == ["a"] and page.total == 1
-        page = await store.scores.list_scores_by_entity_id(entity_id="e1")
+        page = await cs_store.scores.list_scores_by_entity_id(entity_id="e1")
         assert ids(page.items) == ["b", "a"] and page.total == 2
 
-    @pytest.mark.requires("list_scores_by_span")
-    async def test_list_by_span(self, store: Store) -> None:
-        await store.scores.save_score(score=score("a", 0, trace_id="t1", span_id="s1"))
-        await store.scores.save_score(score=score("b", 1, trace_id="t1", span_id="s1",
+    @pytest.mark.cs_requires("list_scores_by_span")
+    async def test_list_by_span(self, cs_store: Store) -> None:
+        await cs_store.scores.save_score(score=score("a", 0, trace_id="t1", span_id="s1"))
+        await cs_store.scores.save_score(score=score("b", 1, trace_id="t1", span_id="s1",
                                                   scorer_id="sc2"))
-        await store.scores.save_score(score=score("c", 2, trace_id="t1", span_id="s2"))
-        await store.scores.save_score(score=score("d", 3, trace_id="t2", span_id="s1"))
-        page = await store.scores.list_scores_by_span(trace_id="t1", span_id="s1")
+        await cs_store.scores.save_score(score=score("c", 2, trace_id="t1", span_id="s2"))
+        await cs_store.scores.save_score(score=score("d", 3, trace_id="t2", span_id="s1"))
+        page = await cs_store.scores.list_scores_by_span(trace_id="t1", span_id="s1")
         assert ids(page.items) == ["b", "a"] and page.total == 2
-        page = await store.scores.list_scores_by_span(
+        page = await cs_store.scores.list_scores_by_span(
             trace_id="t1", span_id="s1", pagination=Pagination(page=1, per_page=1)
         )
         assert ids(page.items) == ["a"] and page.has_more is False and page.total == 2
         with pytest.raises(ValidationError, match="span_id must be a non-empty string"):
-            await store.scores.list_scores_by_span(trace_id="t1", span_id="")
+            await cs_store.scores.list_scores_by_span(trace_id="t1", span_id="")
 
     async def test_list_by_span_is_refused_where_the_capability_is_off(
-        self, store: Store
+        self, cs_store: Store
     ) -> None:
-        if store.scores.capabilities.list_scores_by_span:
-            pytest.skip(f"{store.scores.backend} claims list_scores_by_span")
+        if cs_store.scores.capabilities.list_scores_by_span:
+            pytest.skip(f"{cs_store.scores.backend} claims list_scores_by_span")
         with pytest.raises(UnsupportedOperationError, match="list_scores_by_span"):
-            await store.scores.list_scores_by_span(trace_id="t1", span_id="s1")
+            await cs_store.scores.list_scores_by_span(trace_id="t1", span_id="s1")
 
     @pytest.mark.parametrize(EDGE_NAMES, PAGINATION_EDGES)
     async def test_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
@@ -282,8 +283,8 @@ class ScoresSuite(Suite):
     ) -> None:
         # Listings are newest first: row i (in listing order) is created at at(total - i).
         for i in range(total):
-            await store.scores.save_score(score=score(f"s{i}", total - i))
-        result = await store.scores.list_scores_by_run_id(
+            await cs_store.scores.save_score(score=score(f"s{i}", total - i))
+        result = await cs_store.scores.list_scores_by_run_id(
             run_id="run1", pagination={"page": page, "perPage": per_page}
         )
         assert ids(result.items) == [f"s{i}" for i in expected]
@@ -291,47 +292,47 @@ class ScoresSuite(Suite):
         assert result.has_more is has_more
         assert result.page == page and result.per_page == per_page
 
-    async def test_ties_break_by_id_and_pages_never_overlap(self, store: Store) -> None:
+    async def test_ties_break_by_id_and_pages_never_overlap(self, cs_store: Store) -> None:
         for i in range(7):
-            await store.scores.save_score(score=score(f"s{i}", 0))
-        first = await store.scores.list_scores_by_scorer_id(scorer_id="sc1")
+            await cs_store.scores.save_score(score=score(f"s{i}", 0))
+        first = await cs_store.scores.list_scores_by_scorer_id(scorer_id="sc1")
         assert ids(first.items) == [f"s{i}" for i in reversed(range(7))]
         seen: list[str] = []
         for p in range(4):
-            page = await store.scores.list_scores_by_scorer_id(
+            page = await cs_store.scores.list_scores_by_scorer_id(
                 scorer_id="sc1", pagination=Pagination(page=p, per_page=2)
             )
             seen += ids(page.items)
         assert seen == ids(first.items)
 
-    async def test_per_page_zero_and_include_total(self, store: Store) -> None:
+    async def test_per_page_zero_and_include_total(self, cs_store: Store) -> None:
         for i in range(3):
-            await store.scores.save_score(score=score(f"s{i}", i))
-        empty = await store.scores.list_scores_by_run_id(
+            await cs_store.scores.save_score(score=score(f"s{i}", i))
+        empty = await cs_store.scores.list_scores_by_run_id(
             run_id="run1", pagination=Pagination(per_page=0)
         )
         assert empty.items == [] and empty.total == 0 and empty.has_more is False
-        page = await store.scores.list_scores_by_run_id(
+        page = await cs_store.scores.list_scores_by_run_id(
             run_id="run1", pagination=Pagination(per_page=2), include_total=False
         )
         assert page.total is None and page.has_more is True and ids(page.items) == ["s2", "s1"]
 
-    async def test_pagination_rejects_bad_values(self, store: Store) -> None:
+    async def test_pagination_rejects_bad_values(self, cs_store: Store) -> None:
         with pytest.raises(ValidationError, match="per_page must be >= 0"):
-            await store.scores.list_scores_by_run_id(run_id="r", pagination={"per_page": -1})
+            await cs_store.scores.list_scores_by_run_id(run_id="r", pagination={"per_page": -1})
         with pytest.raises(ValidationError, match="page must be >= 0"):
-            await store.scores.list_scores_by_run_id(run_id="r", pagination=Pagination(page=-1))
+            await cs_store.scores.list_scores_by_run_id(run_id="r", pagination=Pagination(page=-1))
         with pytest.raises(ValidationError, match="page must be 0 when per_page is False"):
-            await store.scores.list_scores_by_run_id(
+            await cs_store.scores.list_scores_by_run_id(
                 run_id="r", pagination={"page": 1, "per_page": False}
             )
         with pytest.raises(ValidationError, match="pagination must be a Pagination or a dict"):
-            await store.scores.list_scores_by_run_id(run_id="r", pagination=5)  # type: ignore[arg-type]
+            await cs_store.scores.list_scores_by_run_id(run_id="r", pagination=5)  # type: ignore[arg-type]
 
     # -- evals -----------------------------------------------------------------------------------
 
-    async def test_save_eval_round_trips_and_generates_run_ids(self, store: Store) -> None:
-        saved = await store.scores.save_eval(
+    async def test_save_eval_round_trips_and_generates_run_ids(self, cs_store: Store) -> None:
+        saved = await cs_store.scores.save_eval(
             eval={"input": UNICODE, "output": "out", "result": {"score": 1, "details": None},
                   "agentName": "agent-a", "metricName": "m", "instructions": "do it",
                   "testInfo": {"testName": "t", "testPath": "tests/a.test.ts"}}
@@ -339,43 +340,43 @@ class ScoresSuite(Suite):
         assert isinstance(saved, EvalRecord)
         assert uuid.UUID(saved.run_id).version == 4
         assert uuid.UUID(saved.global_run_id).version == 4
-        page = await store.scores.list_evals(agent_name="agent-a")
+        page = await cs_store.scores.list_evals(agent_name="agent-a")
         assert page.items == [saved] and page.total == 1
 
-    async def test_save_eval_appends_rows(self, store: Store) -> None:
+    async def test_save_eval_appends_rows(self, cs_store: Store) -> None:
         record = evaluation("m", 0)
-        await store.scores.save_eval(eval=record)
-        await store.scores.save_eval(eval=record)
-        assert (await store.scores.list_evals()).total == 2
+        await cs_store.scores.save_eval(eval=record)
+        await cs_store.scores.save_eval(eval=record)
+        assert (await cs_store.scores.list_evals()).total == 2
 
-    async def test_list_evals_by_agent_newest_first(self, store: Store) -> None:
-        await store.scores.save_eval(eval=evaluation("m1", 0))
-        await store.scores.save_eval(eval=evaluation("m2", 2))
-        await store.scores.save_eval(eval=evaluation("m3", 1, agent_name="agent-b"))
-        page = await store.scores.list_evals(agent_name="agent-a")
+    async def test_list_evals_by_agent_newest_first(self, cs_store: Store) -> None:
+        await cs_store.scores.save_eval(eval=evaluation("m1", 0))
+        await cs_store.scores.save_eval(eval=evaluation("m2", 2))
+        await cs_store.scores.save_eval(eval=evaluation("m3", 1, agent_name="agent-b"))
+        page = await cs_store.scores.list_evals(agent_name="agent-a")
         assert [e.metric_name for e in page.items] == ["m2", "m1"]
         assert page.total == 2 and page.per_page == 100
-        everything = await store.scores.list_evals()
+        everything = await cs_store.scores.list_evals()
         assert [e.metric_name for e in everything.items] == ["m2", "m3", "m1"]
 
-    async def test_list_evals_by_type_test_or_live(self, store: Store) -> None:
-        await store.scores.save_eval(eval=evaluation("test", 0, test_info={"testPath": "a.ts"}))
-        await store.scores.save_eval(eval=evaluation("live", 1))
+    async def test_list_evals_by_type_test_or_live(self, cs_store: Store) -> None:
+        await cs_store.scores.save_eval(eval=evaluation("test", 0, test_info={"testPath": "a.ts"}))
+        await cs_store.scores.save_eval(eval=evaluation("live", 1))
         # Mastra's rule: without a testPath an eval counts as live.
-        await store.scores.save_eval(eval=evaluation("named", 2, test_info={"testName": "n"}))
-        tests = await store.scores.list_evals(agent_name="agent-a", type="test")
+        await cs_store.scores.save_eval(eval=evaluation("named", 2, test_info={"testName": "n"}))
+        tests = await cs_store.scores.list_evals(agent_name="agent-a", type="test")
         assert [e.metric_name for e in tests.items] == ["test"] and tests.total == 1
         assert tests.items[0].test_info == {"testPath": "a.ts"}
-        live = await store.scores.list_evals(type="live")
+        live = await cs_store.scores.list_evals(type="live")
         assert [e.metric_name for e in live.items] == ["named", "live"] and live.total == 2
         assert live.items[1].test_info is None
         with pytest.raises(ValidationError, match="type must be 'test' or 'live'"):
-            await store.scores.list_evals(type="all")  # type: ignore[arg-type]
+            await cs_store.scores.list_evals(type="all")  # type: ignore[arg-type]
 
     @pytest.mark.parametrize(EDGE_NAMES, PAGINATION_EDGES)
     async def test_list_evals_pagination_edges(
         self,
-        store: Store,
+        cs_store: Store,
         total: int,
         page: int,
         per_page: int | bool,
@@ -383,18 +384,18 @@ class ScoresSuite(Suite):
         has_more: bool,
     ) -> None:
         for i in range(total):
-            await store.scores.save_eval(eval=evaluation(f"m{i}", total - i))
-        result = await store.scores.list_evals(page=page, per_page=per_page)
+            await cs_store.scores.save_eval(eval=evaluation(f"m{i}", total - i))
+        result = await cs_store.scores.list_evals(page=page, per_page=per_page)
         assert [e.metric_name for e in result.items] == [f"m{i}" for i in expected]
         assert result.total == total and result.has_more is has_more
         assert result.per_page == per_page
 
-    async def test_list_evals_ties_break_by_run_id(self, store: Store) -> None:
+    async def test_list_evals_ties_break_by_run_id(self, cs_store: Store) -> None:
         for i in range(5):
-            await store.scores.save_eval(eval=evaluation("m", 0, run_id=f"r{i}"))
+            await cs_store.scores.save_eval(eval=evaluation("m", 0, run_id=f"r{i}"))
         seen: list[str] = []
         for p in range(3):
-            seen += [e.run_id for e in (await store.scores.list_evals(page=p, per_page=2)).items]
+            seen += [e.run_id for e in (await cs_store.scores.list_evals(page=p, per_page=2)).items]
         assert seen == [f"r{i}" for i in reversed(range(5))]
 
     @pytest.mark.parametrize(
@@ -409,10 +410,10 @@ class ScoresSuite(Suite):
         ],
     )
     async def test_invalid_eval_is_rejected_and_not_written(
-        self, store: Store, change: dict[str, Any], match: str
+        self, cs_store: Store, change: dict[str, Any], match: str
     ) -> None:
         data = evaluation("m").model_dump()
         data.update(change)
         with pytest.raises(ValidationError, match=match):
-            await store.scores.save_eval(eval=data)
-        assert (await store.scores.list_evals()).total == 0
+            await cs_store.scores.save_eval(eval=data)
+        assert (await cs_store.scores.list_evals()).total == 0

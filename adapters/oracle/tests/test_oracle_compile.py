@@ -33,16 +33,6 @@ from composite_store_oracle.types import (
     OracleVarchar,
     input_type_handler,
 )
-from oracle_recording import (
-    MARKERS,
-    Recorded,
-    Recording,
-    RecordingConnection,
-    configure,
-    covered_calls,
-    public_operations,
-    record_domains,
-)
 from sqlalchemy.dialects import oracle
 from sqlalchemy.dialects.oracle import oracledb as sa_oracledb
 from sqlalchemy.engine import Dialect
@@ -62,6 +52,16 @@ from composite_store.schema import (
 )
 from composite_store.sql.memory import SqlMemory
 from composite_store.sql.tables import render_tables
+from tests.support.oracle_recording import (
+    MARKERS,
+    Recorded,
+    Recording,
+    RecordingConnection,
+    configure,
+    covered_calls,
+    public_operations,
+    record_domains,
+)
 
 VERSIONS = {"19c": (19, 0, 0), "23ai": (23, 4, 0)}
 VERSION_PARAMS = [pytest.param(v, id=k) for k, v in VERSIONS.items()]
@@ -398,7 +398,7 @@ def test_every_documented_table_compiles(version: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize("version", VERSION_PARAMS)
 def test_the_schema_version_table_compiles(version: tuple[int, ...]) -> None:
-    from composite_store.sql.versions import versions_table
+    from composite_store.sql.schema_versions import versions_table
 
     store = OracleStore(f"oracle://u@127.0.0.1:1/?schema=agents&prefix={LONGEST_PREFIX}")
     tbl = versions_table(store.database)

@@ -1,4 +1,5 @@
-"""Repository-wide test configuration: the per-backend summary and time spent per backend."""
+"""Repository-wide test configuration (tests/ and adapters/<name>/tests/): the per-backend
+summary, the rule for required backends and the time spent per backend."""
 
 from __future__ import annotations
 
@@ -7,14 +8,21 @@ import os
 from pathlib import Path
 
 import pytest
-from backends import RAN, SKIPPED, required
+
+from tests.support.backends import RAN, SKIPPED, required
+
+# The conformance suite's plugin is opt-in: the matrix in tests/conformance/ runs it.
+# pytester: tests/plugin_coexistence/ runs small user suites beside it.
+pytest_plugins = ["composite_store_conformance.plugin", "pytester"]
 
 _seconds: collections.Counter[str] = collections.Counter()
 
 
 def _backend_of(nodeid: str) -> str:
-    name = Path(nodeid.split("::", 1)[0]).stem
-    return name.removeprefix("test_") if "/conformance/" in f"/{nodeid}" else "core"
+    path = Path(nodeid.split("::", 1)[0])
+    if path.parts[:1] == ("adapters",):
+        return f"{path.parts[1]}-adapter"
+    return path.stem.removeprefix("test_") if "/conformance/" in f"/{nodeid}" else "core"
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -647,7 +647,8 @@ def record_domains(
         prepared.Prepared._execute = original  # type: ignore[method-assign]
 
 
-#: The record-copy operations every domain inherits from ``Domain`` (composite_store.admin.copy).
+#: The record-copy operations every SQL domain inherits from ``Transferable``
+#: (composite_store.domains.hooks; used by composite_store.admin.copy).
 COPY_OPERATIONS = ("export_records", "fetch_records", "import_records", "count_records")
 
 
@@ -658,8 +659,8 @@ def public_operations() -> set[tuple[str, str]]:
 
     found: set[tuple[str, str]] = set()
     for cls in Domain.__subclasses__():
-        if not cls.__module__.startswith("composite_store.domains."):
-            continue
+        if not cls.__module__.startswith("composite_store.domains.") or not hasattr(cls, "domain"):
+            continue  # not a contract (the mixins of composite_store.domains.hooks)
         found.update(
             (cls.domain, name)
             for name, member in vars(cls).items()

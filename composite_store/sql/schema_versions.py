@@ -20,11 +20,19 @@ from sqlalchemy.schema import CreateIndex as CreateIndexDDL
 
 from composite_store.errors import map_errors
 from composite_store.records.base import now_utc
-from composite_store.schema import Column, ColumnType
+from composite_store.schema import Column, ColumnType, table
 from composite_store.schema.drift import index_matches
-from composite_store.schema.migrations import CreateIndex, Statement, Step, version_table
+from composite_store.schema.migrations import (
+    AddColumns,
+    CreateIndex,
+    NamePrimaryKey,
+    Statement,
+    Step,
+    version_table,
+)
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.introspect import describe_physical
+from composite_store.sql.tables import index_name
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -91,16 +99,23 @@ async def write_version(db: SqlDatabase, domain: str, version: int) -> None:
 
 async def migration_plan(db: SqlDatabase, step: Step) -> list[Statement]:
     """The DDL ``step`` still needs on ``db`` (empty when done or nothing to do in SQL)."""
+    if isinstance(step, AddColumns):
+        return await _add_columns(db, step)
+    if isinstance(step, NamePrimaryKey):
+        return await _name_primary_key(db, step)
     if not isinstance(step, CreateIndex):
         return []  # SQL lists every table through its key: no listing index to build
     spec = step.spec()
+    documented = step.documented()
+    if documented.families and db.dialect.family not in documented.families:
+        return []  # one of Mastra's indexes of another family
     found = await describe_physical(db, [spec])
     if not found:
         return []  # init() creates the table with all of its indexes
-    if index_matches(found[0], step.documented())[0]:
+    if index_matches(found[0], documented)[0]:
         return []  # an index on these columns exists (drift in its shape is inspect's to say)
     live = db.tables[spec.base_name].to_metadata(sa.MetaData())
-    name = step.documented().name(live.name)
+    name = index_name(db.dialect, documented, live.name, db.prefix, db.schema)
     index = next(i for i in live.indexes if i.name == name)
     for option, value in db.dialect.live_index_options.items():
         index.dialect_kwargs[option] = value
@@ -113,6 +128,58 @@ async def migration_plan(db: SqlDatabase, step: Step) -> list[Statement]:
         await db.run(lambda conn: conn.execute(ddl), write=True)
 
     return [Statement(text, run)]
+
+
+async def _ddl(db: SqlDatabase, text: str) -> Statement:
+    async def run() -> None:
+        await db.run(lambda conn: conn.exec_driver_sql(text), write=True)
+
+    return Statement(text, run)
+
+
+async def _add_columns(db: SqlDatabase, step: AddColumns) -> list[Statement]:
+    spec = table(step.table)
+    found = await describe_physical(db, [spec])
+    if not found:
+        return []  # init() creates the table with every column
+    tbl = db.tables[spec.base_name]
+    prep = db.engine.dialect.identifier_preparer
+    statements = []
+    for name in step.columns:
+        if found[0].column(name) is not None:
+            continue
+        col = tbl.c[name]
+        type_sql = col.type.compile(dialect=db.engine.dialect)
+        text = db.dialect.add_column(
+            prep.format_table(tbl), prep.format_column(col), type_sql, nullable=True
+        )
+        statements.append(await _ddl(db, text))
+    return statements
+
+
+async def _name_primary_key(db: SqlDatabase, step: NamePrimaryKey) -> list[Statement]:
+    spec = table(step.table)
+    wanted = db.dialect.primary_key_name(spec, db.prefix, db.schema)
+    if wanted is None:
+        return []  # the backend names the key itself
+    tbl = db.tables[spec.base_name]
+
+    def current(conn: Connection) -> str | None:
+        inspector = sa.inspect(conn)
+        if not inspector.has_table(tbl.name, schema=tbl.schema):
+            return None
+        name: str | None = inspector.get_pk_constraint(tbl.name, schema=tbl.schema).get("name")
+        return name
+
+    have = await db.run(current)
+    if have is None or have == wanted:
+        return []
+    prep = db.engine.dialect.identifier_preparer
+    text = (
+        f"ALTER TABLE {prep.format_table(tbl)} RENAME CONSTRAINT {prep.quote(have)} "
+        f"TO {prep.quote(wanted)}"
+    )
+    return [await _ddl(db, text)]
 
 
 async def _autocommit(db: SqlDatabase, ddl: CreateIndexDDL) -> None:

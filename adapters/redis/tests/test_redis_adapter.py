@@ -19,11 +19,11 @@ from composite_store_redis.observability import BY_TRACE, ERRORS, ROOTS
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 from composite_store_redis.workflows import LISTINGS
 from redis.crc import key_slot
-from servers import redis as servers
 
 from composite_store import open_store
 from composite_store.errors import UnsupportedOperationError, ValidationError
 from composite_store.registry import get_adapter
+from tests.support.servers import redis as servers
 
 ODD_IDS = ["plain", "a:b", "{t1}", "x}y{z", "100%", "nul\x00byte", "ü🚀", ""]
 
@@ -370,7 +370,7 @@ def test_docs_redis_md_lists_every_index() -> None:
 
     from composite_store_redis import layout_doc
 
-    doc = Path(__file__).resolve().parents[1] / "docs" / "redis.md"
+    doc = Path(__file__).resolve().parents[3] / "docs" / "redis.md"
     text = doc.read_text(encoding="utf-8")
     if layout_doc.splice(text) != text:
         pytest.fail(

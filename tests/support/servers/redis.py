@@ -20,15 +20,14 @@ import socket
 import subprocess
 
 import pytest
-from backends import ran, unreachable
-from composite_store_redis import RedisStore
 from composite_store_redis.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
-from servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, ThrowawayDir, discover, reachable, run_checked, wait_until
+from tests.support.servers.docker import docker_found
 
-__all__ = ["CLUSTER", "KNOWN_GAPS", "STANDALONE", "find", "find_cluster", "session_url"]
+__all__ = ["CLUSTER", "STANDALONE", "find", "find_cluster", "session_url"]
 
 STANDALONE = "redis"
 CLUSTER = "redis_cluster"
@@ -39,10 +38,6 @@ DOCKER = "redis://{host}:{port}/0?socket_connect_timeout=3"
 #: The first of three nodes; the others are found through the cluster itself.
 DOCKER_CLUSTER = "redis+cluster://{host}:{port}"
 _NODES = 3
-
-#: The adapter's own declaration of the tests it is known to fail (strict xfails).
-KNOWN_GAPS = dict(RedisStore.known_gaps)
-
 
 async def _probe(url: str) -> None:
     """Works only where the tests can work: connect, reserve a prefix and drop it."""
@@ -55,31 +50,58 @@ def _binary(name: str) -> str | None:
     )
 
 
+class RedisNode:
+    """One ``redis-server`` on 127.0.0.1:``port``, in its own folder of ``tmp``.
+
+    By default it keeps nothing on disk; ``extra`` arguments change that (``--appendonly yes``).
+    ``kill`` is ``kill -9``; ``start`` again reuses the folder, so an append-only file written
+    before the kill is loaded (tests/reliability restarts servers under load).
+    """
+
+    def __init__(self, tmp: ThrowawayDir, port: int, *extra: str) -> None:
+        self.port, self.extra = port, extra
+        self.workdir = tmp.path / str(port)
+        self.workdir.mkdir()
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self._process: subprocess.Popen[bytes] | None = None
+        tmp.on_cleanup(self.stop)
+
+    def start(self) -> str | None:
+        server = _binary("redis-server")
+        if server is None:
+            return "no redis-server binary (apt-get install redis-server)"
+        with open(self.workdir / "server.log", "a") as log:
+            self._process = subprocess.Popen(
+                [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(self.workdir), "--protected-mode", "no",
+                 *self.extra],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return None
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(10)
+        self._process = None
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown, no final save."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(10)
+            self._process = None
+
+
 def _start_node(tmp: ThrowawayDir, port: int, *extra: str) -> str | None:
     """Start one ``redis-server`` on 127.0.0.1:``port`` that keeps nothing on disk."""
-    server = _binary("redis-server")
-    if server is None:
-        return "no redis-server binary (apt-get install redis-server)"
-    workdir = tmp.path / str(port)
-    workdir.mkdir()
-    log = open(workdir / "server.log", "w")  # noqa: SIM115 - closed at cleanup
-    process = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir), "--protected-mode", "no", *extra],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-    def stop() -> None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-    tmp.on_cleanup(stop)
-    return None
+    return RedisNode(tmp, port, *extra).start()
 
 
 @functools.cache

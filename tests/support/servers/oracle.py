@@ -1,7 +1,8 @@
 """An Oracle server for the tests: ``COMPOSITE_STORE_TEST_ORACLE_URL``, else the ``oracle``
 service of docker/docker-compose.yml where a Docker engine answers. No machine of this
 project runs an Oracle server, and none can be started here: without one the Oracle tests are
-skipped (``tests/test_oracle_compile.py`` checks the adapter's statements instead)."""
+skipped (``adapters/oracle/tests/test_oracle_compile.py`` checks the adapter's statements
+instead)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import asyncio
 import functools
 
 import pytest
-from backends import ran, unreachable
 from composite_store_oracle.provision import create_namespace, drop_namespace, store_url
 
-from servers import Found, discover
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, discover
+from tests.support.servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
 

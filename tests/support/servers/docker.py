@@ -37,7 +37,7 @@ import yaml
 from pytest_docker.plugin import Services, get_docker_ip, get_docker_services
 
 from composite_store.errors import redact
-from servers import Found, wait_until
+from tests.support.servers import Found, wait_until
 
 __all__ = [
     "COMPOSE_FILE",
@@ -50,7 +50,7 @@ __all__ = [
     "shutdown",
 ]
 
-COMPOSE_FILE = Path(__file__).resolve().parents[2] / "docker" / "docker-compose.yml"
+COMPOSE_FILE = Path(__file__).resolve().parents[3] / "docker" / "docker-compose.yml"
 #: The compose project: the file's own ``name:``, so services a developer started by hand with
 #: ``docker compose -f docker/docker-compose.yml up`` are the ones the tests find.
 PROJECT = "composite-store-test"

@@ -19,12 +19,12 @@ import subprocess
 import sys
 
 import pytest
-from backends import ran, unreachable
 from composite_store_mongodb.provision import create_namespace, drop_namespace, store_url
 
 from composite_store.errors import redact
-from servers import Found, ThrowawayDir, free_port, reachable, wait_until
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, ThrowawayDir, free_port, reachable, wait_until
+from tests.support.servers.docker import docker_found
 
 __all__ = ["BACKEND", "STANDALONE", "find", "find_standalone", "session_url", "start_throwaway"]
 

@@ -12,11 +12,11 @@ import shutil
 import subprocess
 
 import pytest
-from backends import ran, unreachable
 from composite_store_mysql.provision import create_namespace, drop_namespace, store_url
 
-from servers import Found, ThrowawayDir, discover, free_port, run_checked, wait_until
-from servers.docker import docker_found
+from tests.support.backends import ran, unreachable
+from tests.support.servers import Found, ThrowawayDir, discover, free_port, run_checked, wait_until
+from tests.support.servers.docker import docker_found
 
 __all__ = ["BACKEND", "find", "session_url"]
 

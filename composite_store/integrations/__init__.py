@@ -1,0 +1,1 @@
+"""Bridges from other libraries into the storage contract (OpenTelemetry: ``otel``)."""

@@ -1,0 +1,1 @@
+"""The conformance plugin beside a user's own test suite and other async plugins."""

@@ -1,0 +1,295 @@
+"""Writers under faults, on servers these tests start themselves (DESIGN.md section 7).
+
+Each test runs concurrent writers while a server's connections are killed or the server itself
+restarts, then checks what the issue asks of every backend: no acknowledged write lost, every
+failure a typed error (the retryable ones ``BackendUnavailableError``), idempotent calls
+retried transparently, and no partial batch (a failed ``save_messages`` batch is all or
+nothing). Sizes fit CI; raise ``WRITERS``/``BATCHES`` for a longer soak.
+docs/reliability.md has the figures and what each backend promises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from composite_store import BackendUnavailableError, CompositeStoreError, Store, open_store
+from tests.support.servers import ThrowawayDir
+from tests.support.servers.postgres import ThrowawayPostgres
+from tests.support.servers.redis import RedisNode, _free_port_pair
+
+pytestmark = pytest.mark.reliability
+
+WRITERS = 4
+BATCHES = 40
+BATCH = 5
+#: Seconds between a writer's batches: the writers run for about two seconds, so a fault
+#: started after a fraction of a second lands in the middle of them.
+PACE = 0.04
+
+
+@dataclass
+class Ledger:
+    """What the writers were told: acknowledged batches, and failed ones with their errors."""
+
+    acked: list[list[str]] = field(default_factory=list)
+    failed: list[tuple[list[str], BaseException]] = field(default_factory=list)
+    read_failures: list[BaseException] = field(default_factory=list)
+
+
+def _batch(writer: int, n: int) -> list[dict[str, object]]:
+    return [
+        {
+            "id": f"w{writer}-b{n}-m{k}",
+            "thread_id": f"thread-{writer}",
+            "resource_id": "u1",
+            "role": "user",
+            "content": {"format": 2, "parts": [{"type": "text", "text": f"{writer}/{n}/{k}"}]},
+        }
+        for k in range(BATCH)
+    ]
+
+
+async def _writer(store: Store, writer: int, ledger: Ledger) -> None:
+    for n in range(BATCHES):
+        batch = _batch(writer, n)
+        ids = [str(m["id"]) for m in batch]
+        try:
+            await store.memory.save_messages(messages=batch)
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded and judged below
+            ledger.failed.append((ids, exc))
+            await asyncio.sleep(0.05)
+        else:
+            ledger.acked.append(ids)
+        await asyncio.sleep(PACE)
+        try:
+            await store.memory.get_thread_by_id(thread_id=f"thread-{writer}")
+        except Exception as exc:  # noqa: BLE001
+            ledger.read_failures.append(exc)
+
+
+async def _run_writers(store: Store, fault: Callable[[], Awaitable[None]]) -> Ledger:
+    ledger = Ledger()
+    for writer in range(WRITERS):
+        await store.memory.save_thread(
+            thread={"id": f"thread-{writer}", "resource_id": "u1", "title": "t"}
+        )
+    writers = [asyncio.create_task(_writer(store, w, ledger)) for w in range(WRITERS)]
+    faults = asyncio.create_task(fault())
+    await asyncio.gather(*writers)
+    faults.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await faults
+    return ledger
+
+
+async def _judge(url: str, ledger: Ledger, *, reads_may_fail: bool) -> None:
+    untyped = [e for _, e in ledger.failed if not isinstance(e, BackendUnavailableError)]
+    assert not untyped, f"failures that are not BackendUnavailableError: {untyped[:3]!r}"
+    if not reads_may_fail:
+        assert not ledger.read_failures, f"idempotent reads failed: {ledger.read_failures[:3]!r}"
+    else:
+        assert all(isinstance(e, BackendUnavailableError) for e in ledger.read_failures)
+    async with open_store(url) as store:
+        ids = [i for batch in ledger.acked for i in batch] + [
+            i for batch, _ in ledger.failed for i in batch
+        ]
+        found = {m.id for m in await store.memory.list_messages_by_id(message_ids=ids)}
+    lost = [i for batch in ledger.acked for i in batch if i not in found]
+    assert not lost, f"{len(lost)} acknowledged messages lost, e.g. {lost[:3]}"
+    partial = [b for b, _ in ledger.failed if 0 < sum(i in found for i in b) < len(b)]
+    assert not partial, f"partial batches: {partial[:3]}"
+    assert ledger.acked, "no batch was acknowledged: the fault left nothing to check"
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def postgres_server() -> ThrowawayPostgres:
+    server = ThrowawayPostgres.create(fsync=True)
+    if isinstance(server, str):
+        pytest.skip(f"no throwaway PostgreSQL here: {server}")
+    return server
+
+
+def _pg_url(server: ThrowawayPostgres, app: str) -> str:
+    return server.url + f"?application_name={app}"
+
+
+def test_postgres_writers_under_pg_terminate_backend(postgres_server: ThrowawayPostgres) -> None:
+    import psycopg
+
+    url = _pg_url(postgres_server, "cs-terminated")
+
+    async def kill_connections() -> None:
+        async with await psycopg.AsyncConnection.connect(
+            postgres_server.url, autocommit=True
+        ) as admin:
+            while True:
+                await asyncio.sleep(0.15)
+                await admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = 'cs-terminated' AND pid <> pg_backend_pid()"
+                )
+
+    async def main() -> Ledger:
+        async with open_store(url) as store:
+            await store.memory.dangerously_clear_all()
+            return await _run_writers(store, kill_connections)
+
+    ledger = asyncio.run(main())
+    asyncio.run(_judge(url, ledger, reads_may_fail=False))
+
+
+def test_postgres_writers_across_a_restart(postgres_server: ThrowawayPostgres) -> None:
+    url = _pg_url(postgres_server, "cs-restart")
+
+    async def restart() -> None:
+        await asyncio.sleep(0.3)
+        assert await asyncio.to_thread(postgres_server.stop, mode="fast") is None
+        await asyncio.sleep(0.5)
+        assert await asyncio.to_thread(postgres_server.start) is None
+
+    async def main() -> Ledger:
+        async with open_store(url) as store:
+            await store.memory.dangerously_clear_all()
+            return await _run_writers(store, restart)
+
+    ledger = asyncio.run(main())
+    assert ledger.failed, "the restart failed no call: it happened after the writers finished"
+    asyncio.run(_judge(url, ledger, reads_may_fail=True))
+
+
+# -- Redis ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_node() -> RedisNode:
+    tmp = ThrowawayDir("composite-store-redis-rel-")
+    node = RedisNode(tmp, _free_port_pair(), "--appendonly", "yes", "--appendfsync", "always")
+    failure = node.start()
+    if failure:
+        pytest.skip(failure)
+    import redis
+
+    client = redis.Redis.from_url(node.url)
+    for _ in range(100):
+        with contextlib.suppress(redis.ConnectionError):
+            if client.ping():
+                break
+        import time
+
+        time.sleep(0.05)
+    client.close()
+    yield node
+    tmp.cleanup()
+
+
+def test_redis_reads_survive_killed_connections(redis_node: RedisNode) -> None:
+    import redis
+
+    async def main() -> None:
+        async with open_store(redis_node.url) as store:
+            await store.memory.save_thread(thread={"id": "t1", "resource_id": "u", "title": "x"})
+            redis.Redis.from_url(redis_node.url).client_kill_filter(_type="normal")
+            found = await store.memory.get_thread_by_id(thread_id="t1")
+            assert found is not None and found.title == "x"
+
+    asyncio.run(main())
+
+
+def test_redis_kill_9_and_restart_keeps_acknowledged_writes(redis_node: RedisNode) -> None:
+    async def crash() -> None:
+        await asyncio.sleep(0.3)
+        redis_node.kill()
+        await asyncio.sleep(0.3)
+        assert redis_node.start() is None
+        await asyncio.sleep(0.5)
+
+    async def main() -> Ledger:
+        async with open_store(redis_node.url) as store:
+            return await _run_writers(store, crash)
+
+    ledger = asyncio.run(main())
+    asyncio.run(_judge(redis_node.url, ledger, reads_may_fail=True))
+
+
+# -- SQLite ---------------------------------------------------------------------------------------
+
+WRITER_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from composite_store import open_store
+
+    async def main(url):
+        async with open_store(url) as store:
+            await store.memory.save_thread(thread={"id": "t", "resource_id": "u", "title": "t"})
+            n = 0
+            while True:
+                ids = [f"b{n}-m{k}" for k in range(5)]
+                await store.memory.save_messages(messages=[
+                    {"id": i, "thread_id": "t", "role": "user", "content": i} for i in ids
+                ])
+                print(" ".join(ids), flush=True)  # acknowledged
+                n += 1
+
+    asyncio.run(main(sys.argv[1]))
+    """
+)
+
+
+def test_sqlite_writer_killed_with_sigkill(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITER_SCRIPT, url],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert process.stdout is not None
+    acked: list[list[str]] = []
+    for line in process.stdout:
+        acked.append(line.split())
+        if len(acked) >= 40:
+            break
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    acked += [line.split() for line in process.stdout.read().splitlines() if line.strip()]
+
+    async def read() -> set[str]:
+        async with open_store(url) as store:
+            page = await store.memory.list_messages(thread_id="t", per_page=False)
+            return {m.id for m in page.items}
+
+    found = asyncio.run(read())
+    lost = [i for batch in acked for i in batch if i not in found]
+    assert not lost, f"acknowledged messages lost after kill -9: {lost[:3]}"
+    batches: dict[str, int] = {}
+    for message_id in found:
+        batches[message_id.split("-")[0]] = batches.get(message_id.split("-")[0], 0) + 1
+    assert all(count == 5 for count in batches.values()), "a batch was stored in part"
+
+
+def test_errors_are_typed_when_no_server_answers() -> None:
+    async def main() -> BaseException:
+        store = open_store("postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=2")
+        try:
+            await store.memory.init()
+        except CompositeStoreError as exc:
+            return exc
+        finally:
+            await store.close()
+        raise AssertionError("init() succeeded without a server")
+
+    assert isinstance(asyncio.run(main()), BackendUnavailableError)

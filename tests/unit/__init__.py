@@ -1,0 +1,1 @@
+"""Units of the core without a server."""
