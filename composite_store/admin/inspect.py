@@ -53,6 +53,8 @@ class DomainReport:
     source: str = "argument"
     #: False when the database holds none of the domain's tables (never initialized).
     initialized: bool = True
+    #: Why the backend may lose acknowledged writes as configured (``durability_warning``).
+    durability: str | None = None
     schema_version: int | None = None
     #: Whether the database records the version (else it was read from the tables).
     version_recorded: bool = False
@@ -113,7 +115,9 @@ async def _inspect(dom: Domain, report: DomainReport) -> None:
     they stay None). A database holding none of the domain's tables is not initialized, which
     is not drift."""
     specs = tables_for(dom.domain)
-    physical = await require(dom, Inspectable, "describe its schema").describe_physical()
+    inspectable = require(dom, Inspectable, "describe its schema")
+    report.durability = await inspectable.durability_warning()
+    physical = await inspectable.describe_physical()
     if not physical:
         report.initialized = False
         return

@@ -108,6 +108,8 @@ def render(target: str, routing: dict[str, str], reports: list[DomainReport]) ->
             lines.append(f"  reachable       NO: {report.unreachable_reason}")
             continue
         lines.append("  reachable       yes")
+        if report.durability is not None:
+            lines.append(f"  WARNING         {report.durability}")
         if report.error is not None:
             lines.append(f"  error           {report.error}")
             continue

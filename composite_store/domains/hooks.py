@@ -246,6 +246,12 @@ class Inspectable(Domain):
         Values come back as the backend's driver returns them, under the stored names.
         """
 
+    async def durability_warning(self) -> str | None:
+        """Why this backend, as configured, may lose writes it acknowledged (a Redis server
+        without an append-only file), or None when it keeps them. ``composite-store inspect``
+        shows it; the default knows of no such risk."""
+        return None
+
 
 # -- schema versions (the procedures over ``Migratable`` domains) ------------------------------
 

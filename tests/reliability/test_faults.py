@@ -293,3 +293,39 @@ def test_errors_are_typed_when_no_server_answers() -> None:
         raise AssertionError("init() succeeded without a server")
 
     assert isinstance(asyncio.run(main()), BackendUnavailableError)
+
+
+def test_inspect_warns_when_redis_cannot_keep_acknowledged_writes(
+    redis_node: RedisNode, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from composite_store import cli
+
+    async def init(url: str) -> None:
+        async with open_store(url) as store:
+            await store.memory.save_thread(thread={"id": "t", "resource_id": "u", "title": "x"})
+
+    tmp = ThrowawayDir("composite-store-redis-volatile-")
+    volatile = RedisNode(tmp, _free_port_pair())  # appendonly no, no snapshots
+    assert volatile.start() is None
+    try:
+        import time
+
+        import redis
+
+        for _ in range(100):
+            with contextlib.suppress(redis.ConnectionError):
+                if redis.Redis.from_url(volatile.url).ping():
+                    break
+            time.sleep(0.05)
+        for url in (redis_node.url, volatile.url):
+            asyncio.run(init(url))
+        cli.main(["inspect", redis_node.url, "--json"])
+        kept = json.loads(capsys.readouterr().out)["domains"]["memory"]
+        assert kept["durability"] is None
+        cli.main(["inspect", volatile.url])
+        text = capsys.readouterr().out
+        assert "WARNING         appendonly no and no RDB snapshots" in text
+    finally:
+        tmp.cleanup()

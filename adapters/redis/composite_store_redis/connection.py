@@ -193,6 +193,32 @@ class RedisConnection:
         with map_errors(_ERRORS):
             await self.client.ping()
 
+    async def durability_warning(self) -> str | None:
+        """What a restart of this server would lose of acknowledged writes (docs/reliability.md),
+        from its persistence settings; None with an append-only file synced at least every
+        second. A server that refuses CONFIG (a managed service) is reported as unknown."""
+        with map_errors(_ERRORS):
+            try:
+                if self.cluster:
+                    # Every primary holds a share of the data: the weakest one counts.
+                    replies = await self.client.config_get(
+                        "*", target_nodes=RedisCluster.PRIMARIES
+                    )
+                    nodes: list[Any] = (
+                        list(replies.values()) if _by_node(replies) else [replies]
+                    )
+                else:
+                    nodes = [await self.client.config_get("*")]
+            except rex.ResponseError:
+                return (
+                    "cannot read this Redis server's persistence settings (CONFIG is refused): "
+                    "make sure it runs with appendonly yes, or a restart may lose acknowledged "
+                    "writes"
+                )
+        warnings = [w for w in (_durability(node) for node in nodes) if w is not None]
+        return warnings[0] if warnings else None
+
+
     def describe(self) -> str:
         kind = "redis cluster" if self.cluster else "redis"
         if self._url:
@@ -367,3 +393,29 @@ def _as_hash(reply: Any, fields: Sequence[str]) -> dict[str, str]:
     if fields:
         return {f: v for f, v in zip(fields, reply, strict=True) if v is not None}
     return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+def _by_node(replies: Any) -> bool:
+    return isinstance(replies, dict) and all(isinstance(v, dict) for v in replies.values())
+
+
+def _durability(config: Any) -> str | None:
+    """The durability warning of one server's CONFIG GET * reply."""
+    if not isinstance(config, dict):
+        return "cannot read this Redis server's persistence settings (unexpected CONFIG reply)"
+    if config.get("appendonly") == "yes":
+        if config.get("appendfsync") == "no":
+            return (
+                "appendonly yes with appendfsync no: a crash may lose the writes the "
+                "operating system had not flushed yet; use appendfsync everysec or always"
+            )
+        return None
+    if config.get("save"):
+        return (
+            "appendonly no: a restart loses every write since the last RDB snapshot "
+            f"(save {config['save']!r}); set appendonly yes to keep acknowledged writes"
+        )
+    return (
+        "appendonly no and no RDB snapshots: this Redis server keeps everything in memory "
+        "only, and a restart loses every acknowledged write; set appendonly yes"
+    )

@@ -192,6 +192,10 @@ class RedisDomain(Transferable, Migratable, Inspectable):
         """The records stored at ``keys`` (missing ones skipped)."""
         return [build(raw) for raw in await transfer.read_hashes(self, keys) if raw]
 
+    async def durability_warning(self) -> str | None:
+        # docstring inherited
+        return await self.conn.durability_warning()
+
     async def _ping(self) -> None:
         # Before init() too (Store.ping, composite-store inspect): open the client first.
         await self.conn.open()
