@@ -11,7 +11,7 @@ from composite_store.config import Route, Routing
 from composite_store.domains.base import Domain
 from composite_store.errors import ConfigurationError, ValidationError, redact
 from composite_store.registry import get_adapter, open_store
-from composite_store.schema import DOMAINS
+from composite_store.schema import DOMAINS, domain_key
 from composite_store.store import Store
 from composite_store.urls import scheme_of
 
@@ -52,7 +52,8 @@ class CompositeStore(Store):
         explicit = Routing()
         if default is not None:
             explicit.default = Route(default, "default= (argument)")
-        for key, value in (domains or {}).items():
+        for given, value in (domains or {}).items():
+            key = domain_key(given)
             if key not in DOMAINS:
                 raise ValidationError(f"unknown domain {key!r}; known: {', '.join(DOMAINS)}")
             if value is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from composite_store.errors import ValidationError
-from composite_store.schema import DOMAINS
+from composite_store.schema import DOMAINS, domain_key
 
 __all__ = [
     "CONFIG_FILE",
@@ -79,7 +79,8 @@ def from_mapping(data: Mapping[str, Any], source: str) -> Routing:
     domains = data.get("domains") or {}
     if not isinstance(domains, Mapping):
         raise ValidationError(f"{source}: 'domains' must be a table of domain = URL")
-    for key, value in domains.items():
+    for given, value in domains.items():
+        key = domain_key(given)
         _check_domain(key, source)
         routing.domains[key] = Route(_url_or_off(value, f"domains.{key} ({source})"), source)
     return routing

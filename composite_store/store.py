@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 
 from composite_store.domains.base import Domain
 from composite_store.errors import DomainNotConfiguredError, ValidationError
-from composite_store.schema import DOMAINS
+from composite_store.schema import DOMAINS, domain_key
 
 if TYPE_CHECKING:
     from composite_store.domains.datasets import DatasetsDomain
@@ -46,6 +46,7 @@ class Store:
         return frozenset()
 
     def __init__(self, domains: Mapping[str, Domain], *, description: str | None = None) -> None:
+        domains = {domain_key(k): v for k, v in domains.items()}
         for key, dom in domains.items():
             if key not in DOMAINS:
                 raise ValidationError(f"unknown domain {key!r}; known: {', '.join(DOMAINS)}")
@@ -57,7 +58,9 @@ class Store:
     # -- domains -----------------------------------------------------------------------------------
 
     def get(self, name: str) -> Domain | None:
-        """Return the domain ``name``, or None when this store does not offer it."""
+        """Return the domain ``name`` (ours or Mastra's spelling: ``workflowDefinitions``), or
+        None when this store does not offer it."""
+        name = domain_key(name)
         if name not in DOMAINS:
             raise ValidationError(f"unknown domain {name!r}; known: {', '.join(DOMAINS)}")
         return self._domains.get(name)

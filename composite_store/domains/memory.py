@@ -299,8 +299,8 @@ class MemoryDomain(Domain):
     ) -> list[Message]:
         """Apply partial updates: given fields replace, ``content`` (and its ``metadata``) merge.
 
-        Returns the updated messages. Raises ``NotFoundError`` (nothing written) when one is
-        missing.
+        Returns the updated messages. An id that matches no stored message is skipped, as
+        Mastra's ``updateMessages`` skips it (the others are still updated).
 
         Note for implementers: the default reads, merges in Python and saves through
         ``_save_messages``; concurrent updates of one message are last-writer-wins.
@@ -310,11 +310,10 @@ class MemoryDomain(Domain):
         if not updates:
             return []
         current = {m.id: m for m in await self._get_messages([u.id for u in updates])}
-        missing = [u.id for u in updates if u.id not in current]
-        if missing:
-            raise NotFoundError(f"messages not found: {missing}")
         merged: dict[str, Message] = {}
         for update in updates:
+            if update.id not in current:
+                continue
             base = merged.get(update.id, current[update.id])
             data = base.model_dump()
             given = update.model_dump(exclude_unset=True, exclude={"id"})
@@ -325,7 +324,8 @@ class MemoryDomain(Domain):
             data.update({k: v for k, v in given.items() if v is not None})
             merged[update.id] = coerce(Message, data, what=f"message {update.id!r}")
         result = list(merged.values())
-        await self._save_messages(result, now_utc())
+        if result:
+            await self._save_messages(result, now_utc())
         return result
 
     async def delete_messages(self, *, message_ids: Sequence[str]) -> None:

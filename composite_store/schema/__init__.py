@@ -8,6 +8,7 @@ the other modules are imported by name where they are used.
 
 from composite_store.schema.documented import (
     DEFAULT_PREFIX,
+    DOMAIN_ALIASES,
     DOMAINS,
     EMPTY_STRING_IS_NULL,
     MASTRA_FAMILIES,
@@ -21,6 +22,7 @@ from composite_store.schema.documented import (
     ColumnType,
     Index,
     TableSpec,
+    domain_key,
     shadow_name,
     table,
     tables_for,
@@ -33,6 +35,7 @@ from composite_store.schema.documented import (
 __all__ = [
     "DEFAULT_PREFIX",
     "DOMAINS",
+    "DOMAIN_ALIASES",
     "EMPTY_STRING_IS_NULL",
     "MASTRA_FAMILIES",
     "POSTGRESQL",
@@ -45,6 +48,7 @@ __all__ = [
     "ColumnType",
     "Index",
     "TableSpec",
+    "domain_key",
     "shadow_name",
     "table",
     "tables_for",

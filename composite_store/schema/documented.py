@@ -53,6 +53,15 @@ DOMAINS: tuple[str, ...] = (
     "datasets",
     "experiments",
 )
+#: Mastra's spelling of a domain key -> ours (its ``stores`` map is camelCase).
+DOMAIN_ALIASES: dict[str, str] = {"workflowDefinitions": "workflow_definitions"}
+
+
+def domain_key(name: str) -> str:
+    """``name`` as our domain key: Mastra's camelCase spelling (``workflowDefinitions``) is
+    accepted for ``workflow_definitions``; anything else is returned unchanged (the caller
+    checks it against ``DOMAINS``)."""
+    return DOMAIN_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
 class ColumnType(enum.Enum):

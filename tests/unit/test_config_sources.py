@@ -28,3 +28,15 @@ def test_use_config_file_false_skips_discovery(
     monkeypatch.delenv(ENV_DEFAULT, raising=False)
     assert CompositeStore(use_environment=False).describe()["memory"].startswith("memory")
     assert CompositeStore(use_environment=False, use_config_file=False).get("memory") is None
+
+
+def test_mastras_camel_case_domain_keys_are_accepted(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    store = CompositeStore(
+        domains={"workflowDefinitions": url}, use_environment=False, use_config_file=False
+    )
+    assert store.get("workflowDefinitions") is store.get("workflow_definitions") is not None
+    from composite_store.config import from_mapping
+
+    routing = from_mapping({"domains": {"workflowDefinitions": url}}, "test")
+    assert set(routing.domains) == {"workflow_definitions"}

@@ -571,14 +571,16 @@ class MemorySuite(Suite):
         t2 = await cs_store.memory.get_thread_by_id(thread_id="t2")
         assert t2 is not None and t2.updated_at > at(0)
 
-    async def test_update_missing_message_raises_and_writes_nothing(self, cs_store: Store) -> None:
+    async def test_update_messages_skips_unknown_ids_as_mastra_does(self, cs_store: Store) -> None:
         await seed(cs_store, 1)
-        with pytest.raises(NotFoundError):
-            await cs_store.memory.update_messages(
-                messages=[{"id": "m00", "role": "assistant"}, {"id": "ghost", "role": "user"}]
-            )
-        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m00"])
-        assert got.role == "user"
+        updated = await cs_store.memory.update_messages(
+            messages=[{"id": "m00", "role": "assistant"}, {"id": "ghost", "role": "user"}]
+        )
+        assert [m.id for m in updated] == ["m00"]
+        [got] = await cs_store.memory.list_messages_by_id(message_ids=["m00", "ghost"])
+        assert got.role == "assistant"
+        assert await cs_store.memory.update_messages(messages=[{"id": "ghost"}]) == []
+        assert await cs_store.memory.list_messages_by_id(message_ids=["ghost"]) == []
 
     async def test_delete_messages_bumps_thread_and_skips_unknown(self, cs_store: Store) -> None:
         await seed(cs_store, 3)
