@@ -266,6 +266,13 @@ class MemoryDomain(Domain):
             return result
         extra = await self._message_windows(includes)
         result.items = merge_messages(result.items, extra, descending=descending)
+        if result.has_more and result.total is not None:
+            # As Mastra: when the includes brought every message of the thread(s) the page
+            # counts, there is nothing more to page through.
+            wanted = set(thread_ids)
+            returned = {m.id for m in result.items if m.thread_id in wanted}
+            if len(returned) >= result.total:
+                result.has_more = False
         return result
 
     async def list_messages_by_id(self, *, message_ids: Sequence[str]) -> list[Message]:

@@ -571,6 +571,25 @@ class MemorySuite(Suite):
         t2 = await cs_store.memory.get_thread_by_id(thread_id="t2")
         assert t2 is not None and t2.updated_at > at(0)
 
+    async def test_has_more_is_false_once_includes_returned_the_whole_thread(
+        self, cs_store: Store
+    ) -> None:
+        """Mastra's rule: includes that bring every message the page counts leave nothing to
+        page through."""
+        await seed(cs_store, 5)
+        plain = await cs_store.memory.list_messages(thread_id="t1", per_page=2)
+        assert plain.has_more is True and plain.total == 5
+        window = Include(id="m04", with_previous_messages=2)
+        everything = await cs_store.memory.list_messages(
+            thread_id="t1", per_page=2, include=[window]
+        )
+        assert ids(everything.items) == ["m00", "m01", "m02", "m03", "m04"]
+        assert everything.has_more is False and everything.total == 5
+        partial = await cs_store.memory.list_messages(
+            thread_id="t1", per_page=2, include=[Include(id="m04")]
+        )
+        assert ids(partial.items) == ["m00", "m01", "m04"] and partial.has_more is True
+
     async def test_update_messages_skips_unknown_ids_as_mastra_does(self, cs_store: Store) -> None:
         await seed(cs_store, 1)
         updated = await cs_store.memory.update_messages(
