@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,7 +21,7 @@ from sqlalchemy.types import TypeDecorator
 from composite_store.errors import ValidationError
 from composite_store.sql.types import dumps
 
-__all__ = ["Jsonb", "PgText", "check_json_text", "check_text"]
+__all__ = ["Jsonb", "PgText", "check_json_text", "check_text", "fixed_point_floats"]
 
 #: A raw NUL, or a lone surrogate (a valid pair is one code point in a Python str).
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
@@ -29,6 +30,34 @@ _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 _UNSTORABLE_JSON = re.compile(r"[\ud800-\udfff]|(?<!\\)(?:\\\\)*\\u0000")
 #: Lone surrogates alone (a plain character class: fast on long text).
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+#: A number in exponent form, wherever it stands (a cheap first test: strings may match too).
+_EXPONENT_HINT = re.compile(r"[0-9][eE][-+]?[0-9]")
+#: JSON string literals (skipped) or numbers in exponent form (rewritten), in one scan.
+_STRING_OR_EXPONENT = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+')
+
+
+def fixed_point_floats(text: str) -> str:
+    """``text`` with every number in exponent form written out in fixed point with a decimal
+    point (``-5.615791332240261e+16`` -> ``-56157913322402610.0``).
+
+    JSONB stores numbers as ``numeric``, which forgets the exponent: ``1.5e16`` comes back as
+    the integer ``15000000000000000``, a float turned int. With a decimal point ``numeric``
+    keeps a scale, reads back with it, and parses to the same float (the digits are the
+    float's shortest repr, so the decimal value is unchanged).
+    """
+    if _EXPONENT_HINT.search(text) is None:
+        return text
+
+    def fixed(found: re.Match[str]) -> str:
+        token = found.group()
+        if token.startswith('"'):
+            return token
+        plain = format(Decimal(token), "f")
+        return plain if "." in plain else plain + ".0"
+
+    return _STRING_OR_EXPONENT.sub(fixed, text)
 
 
 def _refuse(found: str, where: str) -> ValidationError:
@@ -97,7 +126,7 @@ class Jsonb(TypeDecorator[Any]):
                 text = dumps(value)
             except (TypeError, ValueError) as exc:
                 raise ValidationError(f"value cannot be stored as JSON: {exc}") from None
-            return check_json_text(text)
+            return check_json_text(fixed_point_floats(text))
 
         return process
 

@@ -53,6 +53,36 @@ class WorkflowsSuite(Suite):
             **kw,
         )
 
+    async def test_numbers_round_trip_exactly(self, cs_store: Store) -> None:
+        """Integers beyond 2**53 stay exact integers and floats stay floats of the same value,
+        exponent form included (PostgreSQL's JSONB numeric forgets the exponent)."""
+        numbers: dict[str, Any] = {
+            "beyond_2_53": 2**53 + 1,
+            "int64_min": -(2**63),
+            "int64_max": 2**63 - 1,
+            "exponent": -5.615791332240261e16,
+            "huge": 1.5e300,
+            "tiny": 1e-300,
+            "plain": 0.1,
+            "zero": 0.0,
+            "nested": [{"x": 2.5e-8}, 7e22],
+        }
+        await cs_store.workflows.persist_workflow_snapshot(
+            workflow_name="wf", run_id="nums", snapshot={"context": numbers}
+        )
+        loaded = await cs_store.workflows.load_workflow_snapshot(workflow_name="wf", run_id="nums")
+        assert loaded is not None
+        got = loaded["context"]
+        assert got == numbers
+        for key, value in numbers.items():
+            # Floats stay floats; integers stay integers (a driver's int subclass, such as
+            # BSON's Int64, is an int).
+            kind = float if isinstance(value, float) else int if isinstance(value, int) else list
+            assert isinstance(got[key], kind) and not isinstance(got[key], bool), (key, got[key])
+            if kind is int:
+                assert not isinstance(got[key], float), (key, got[key])
+        assert type(got["nested"][1]) is float and type(got["nested"][0]["x"]) is float
+
     async def test_persist_and_load_round_trips(self, cs_store: Store) -> None:
         snap = snapshot(nested={"deep": [1, {"x": "ü🚀"}], "none": None}, big="x" * 5000)
         assert (
