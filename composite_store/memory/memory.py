@@ -177,20 +177,7 @@ class Memory:
                 f"thread {thread_id!r} already exists and belongs to another resource than "
                 f"{resource_id!r}; use another thread id"
             )
-        seed = meta.get("workingMemory")
-        if self.enabled and not self.read_only and seed is not None:
-            target = _Target(self.config.scope, thread_id, resource_id)
-            patch = self._patch(seed, what='metadata["workingMemory"]')
-            try:
-                await self._seed(target, patch, meta, new_thread=existing is None)
-            except _EmptyTemplate:
-                logger.warning(
-                    "%s: the seeded working memory is the empty template; the stored memory "
-                    "was kept",
-                    target.label,
-                )
-            except _Rejected as exc:
-                raise ValidationError(str(exc)) from None
+        await self._metadata_memory(thread_id, resource_id, meta, new_thread=existing is None)
         if existing is None:
             return await self.domain.save_thread(
                 thread={
@@ -228,23 +215,32 @@ class Memory:
         if existing is None:
             raise NotFoundError(f"thread {thread_id!r} not found")
         meta = dict(metadata or {})
-        seed = meta.get("workingMemory")
-        if self.enabled and not self.read_only and seed is not None:
-            target = _Target(self.config.scope, thread_id, existing.resource_id)
-            patch = self._patch(seed, what='metadata["workingMemory"]')
-            try:
-                await self._seed(target, patch, meta, new_thread=False)
-            except _EmptyTemplate:
-                logger.warning(
-                    "%s: the working memory in the thread's metadata is the empty template; "
-                    "the stored memory was kept",
-                    target.label,
-                )
-            except _Rejected as exc:
-                raise ValidationError(str(exc)) from None
+        await self._metadata_memory(thread_id, existing.resource_id, meta, new_thread=False)
         if title is None and not meta:
             return await self.domain.get_thread_by_id(thread_id=thread_id) or existing
         return await self.domain.update_thread(id=thread_id, title=title, metadata=meta or None)
+
+    async def _metadata_memory(
+        self, thread_id: str, resource_id: str, meta: dict[str, Any], *, new_thread: bool
+    ) -> None:
+        """Apply the working memory a thread's ``meta["workingMemory"]`` carries (creating or
+        updating the thread); ``meta`` becomes the metadata to store. Nothing to do when off,
+        read-only, or absent."""
+        seed = meta.get("workingMemory")
+        if not self.enabled or self.read_only or seed is None:
+            return
+        target = _Target(self.config.scope, thread_id, resource_id)
+        patch = self._patch(seed, what='metadata["workingMemory"]')
+        try:
+            await self._seed(target, patch, meta, new_thread=new_thread)
+        except _EmptyTemplate:
+            logger.warning(
+                "%s: the working memory in the thread's metadata is the empty template; the "
+                "stored memory was kept",
+                target.label,
+            )
+        except _Rejected as exc:
+            raise ValidationError(str(exc)) from None
 
     async def _seed(
         self, target: _Target, patch: Any, meta: dict[str, Any], *, new_thread: bool
