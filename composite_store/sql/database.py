@@ -226,7 +226,7 @@ class SqlDatabase:
         except BaseException:
             conn.rollback()
             raise
-        self._commit(conn, conn.commit)
+        self._commit(conn, conn.commit, write)
         return result
 
     def _driver_transaction(
@@ -260,15 +260,19 @@ class SqlDatabase:
             except Exception as exc:
                 raise driver_error(conn, exc, "COMMIT", ()) from exc
 
-        self._commit(conn, commit)
+        self._commit(conn, commit, write)
         return result
 
     @staticmethod
-    def _commit(conn: Connection, commit: Callable[[], None]) -> None:
+    def _commit(conn: Connection, commit: Callable[[], None], write: bool) -> None:
         try:
             commit()
         except sa.exc.DBAPIError as exc:
             if exc.connection_invalidated:
+                if not write:
+                    # A read's rows were all fetched before COMMIT, which had nothing to apply:
+                    # the result stands (the dead connection is discarded, never reused).
+                    return
                 raise BackendUnavailableError(
                     "the connection was lost while committing: the operation may or may not "
                     f"have been applied ({redact(str(exc.orig))})"

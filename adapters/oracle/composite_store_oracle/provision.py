@@ -40,7 +40,7 @@ async def create_namespace(url: str, name: str | None = None) -> str:
     chosen = validate_prefix(name or f"cs_{secrets.token_hex(6)}_")
     db = _database(url)
     try:
-        await db.run(lambda conn: db.dialect.create_namespace(conn, db.schema))
+        await db.run(lambda conn: db.dialect.create_namespace(conn, db.schema), write=True)
     finally:
         await db.dispose()
     return chosen
