@@ -85,6 +85,10 @@ class Domain(ABC):
     #: The backend family (``sqlite``, ``postgresql``, ``memory``, ...).
     backend: ClassVar[str] = "unknown"
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: The most values one statement or command of this domain carries, by kind (``ids`` in
+    #: one ``IN`` list, ``rows`` in one upsert): longer calls are split in chunks. Declared so
+    #: that the conformance suite sizes its batches past every chunk boundary.
+    batch_limits: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None

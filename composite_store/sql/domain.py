@@ -20,7 +20,7 @@ from composite_store.sql import fixes, transfer, versions
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.introspect import describe_physical
-from composite_store.sql.prepared import Prepared
+from composite_store.sql.prepared import IN_LIST_LIMIT, Prepared
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -51,6 +51,7 @@ class SqlDomain(Domain):
 
     #: The dialect a backend package binds its domain classes to.
     dialect_cls: ClassVar[type[SqlDialect]] = SqlDialect
+    batch_limits: ClassVar[Mapping[str, int]] = {"ids": IN_LIST_LIMIT, "rows": UPSERT_CHUNK}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
