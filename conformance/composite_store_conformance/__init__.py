@@ -34,6 +34,7 @@ from composite_store_conformance.suite.test_scores import ScoresSuite
 from composite_store_conformance.suite.test_transfer import TransferSuite
 from composite_store_conformance.suite.test_workflow_definitions import WorkflowDefinitionsSuite
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
+from composite_store_conformance.suite.test_working_memory import WorkingMemorySuite
 
 __all__ = [
     "SUITES",
@@ -50,5 +51,6 @@ __all__ = [
     "TransferSuite",
     "WorkflowDefinitionsSuite",
     "WorkflowsSuite",
+    "WorkingMemorySuite",
     "suite_classes",
 ]

@@ -18,6 +18,7 @@ from composite_store_conformance.suite.test_scores import ScoresSuite
 from composite_store_conformance.suite.test_transfer import TransferSuite
 from composite_store_conformance.suite.test_workflow_definitions import WorkflowDefinitionsSuite
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
+from composite_store_conformance.suite.test_working_memory import WorkingMemorySuite
 
 __all__ = ["SUITES", "suite_classes"]
 
@@ -25,6 +26,7 @@ __all__ = ["SUITES", "suite_classes"]
 SUITES: tuple[type[Suite], ...] = (
     MemorySuite,
     MemoryEdgesSuite,
+    WorkingMemorySuite,
     WorkflowsSuite,
     ScoresSuite,
     WorkflowDefinitionsSuite,
