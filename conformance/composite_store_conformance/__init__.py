@@ -28,6 +28,7 @@ from composite_store_conformance.suite.test_experiments import ExperimentsSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
+from composite_store_conformance.suite.test_partial_updates import PartialUpdatesSuite
 from composite_store_conformance.suite.test_router import RouterSuite
 from composite_store_conformance.suite.test_schema import SchemaSuite
 from composite_store_conformance.suite.test_scores import ScoresSuite
@@ -44,6 +45,7 @@ __all__ = [
     "MemoryEdgesSuite",
     "MemorySuite",
     "ObservabilitySuite",
+    "PartialUpdatesSuite",
     "RouterSuite",
     "SchemaSuite",
     "ScoresSuite",

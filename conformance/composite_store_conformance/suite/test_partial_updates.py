@@ -1,0 +1,147 @@
+"""Partial updates leave every field they do not name as it was, in every domain but memory
+(``MemoryEdgesSuite`` holds the memory ones); dataset item batches cross the declared chunks.
+
+Each record is written with every optional field set to a distinctive value, updated through one
+field, and compared whole with the original except for that field and ``updated_at``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+
+from composite_store import Store
+from composite_store_conformance.base import Suite
+from composite_store_conformance.cases import at
+from composite_store_conformance.suite.test_memory_edges import JSON_LOOKING, batch_size
+
+__all__ = ["PartialUpdatesSuite"]
+
+#: Fields a partial update may change besides the ones it names.
+CHANGING = {"updated_at"}
+
+
+async def _domain(store: Store, name: str) -> Any:
+    """The domain ``name``, initialized and empty; skips where the store does not offer it."""
+    domain = store.get(name)
+    if domain is None:
+        pytest.skip(f"{store.backend} does not offer the {name} domain")
+    await domain.init()
+    await domain.dangerously_clear_all()
+    return domain
+
+
+def _unchanged(before: Any, after: Any, named: set[str]) -> dict[str, tuple[Any, Any]]:
+    """The fields other than ``named`` (and ``updated_at``) that differ: name -> (was, is)."""
+    was, now = before.model_dump(), after.model_dump()
+    return {
+        k: (was[k], now.get(k))
+        for k in was
+        if k not in named | CHANGING and was[k] != now.get(k)
+    }
+
+
+class PartialUpdatesSuite(Suite):
+    """``update_*`` changes only what it is given (DESIGN.md sections 3 and 10)."""
+
+    #: Each test initializes the domain it needs (see ``_domain``).
+    domains: ClassVar[tuple[str, ...]] = ()
+
+    async def test_update_dataset_changes_only_what_it_names(self, cs_store: Store) -> None:
+        datasets = await _domain(cs_store, "datasets")
+        full = await datasets.create_dataset(
+            name="n", description="d", metadata={"m": {"x": 1}}, input_schema={"type": "object"},
+            ground_truth_schema={"type": "string"}, tags=["a", "b"], target_type="agent",
+            target_ids=["ag1"], scorer_ids=["s1"],
+        )
+        for field, value in (("description", "new"), ("tags", ["c"]), ("metadata", {"k": 2}),
+                             ("name", "renamed")):
+            before = await datasets.get_dataset_by_id(id=full.id)
+            await datasets.update_dataset(id=full.id, **{field: value})
+            after = await datasets.get_dataset_by_id(id=full.id)
+            assert getattr(after, field) == value
+            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+
+    async def test_update_item_changes_only_what_it_names(self, cs_store: Store) -> None:
+        datasets = await _domain(cs_store, "datasets")
+        ds = await datasets.create_dataset(name="n")
+        item = await datasets.add_item(
+            dataset_id=ds.id, input={"q": "?"}, ground_truth="a", request_context={"r": 1},
+            metadata={"m": 1}, source={"type": "csv"},
+        )
+        updated = await datasets.update_item(id=item.id, dataset_id=ds.id, metadata={"m": 2})
+        got = await datasets.get_item_by_id(id=item.id)
+        for found in (updated, got):
+            assert found.metadata == {"m": 2}
+            assert (found.input, found.ground_truth, found.request_context, found.source) == (
+                {"q": "?"}, "a", {"r": 1}, {"type": "csv"}
+            ), "an update of metadata changed the item's other fields"
+            assert found.created_at == item.created_at and found.dataset_id == ds.id
+
+    async def test_batch_items_cross_every_declared_chunk(self, cs_store: Store) -> None:
+        datasets = await _domain(cs_store, "datasets")
+        ds = await datasets.create_dataset(name="n")
+        n = batch_size(datasets)
+        items = await datasets.batch_insert_items(
+            dataset_id=ds.id, items=[{"input": {"i": i}, "id": f"i{i:05d}"} for i in range(n)]
+        )
+        assert len(items) == n
+        page = await datasets.list_items(dataset_id=ds.id, pagination={"page": 0, "per_page": 1})
+        assert page.total == n, f"{n} items inserted in one batch, {page.total} stored"
+        await datasets.batch_delete_items(
+            dataset_id=ds.id, item_ids=[f"i{i:05d}" for i in range(n - 1)]
+        )
+        page = await datasets.list_items(dataset_id=ds.id)
+        assert [i.id for i in page.items] == [f"i{n - 1:05d}"] and page.total == 1
+
+    async def test_update_experiment_changes_only_what_it_names(self, cs_store: Store) -> None:
+        experiments = await _domain(cs_store, "experiments")
+        full = await experiments.create_experiment(
+            target_type="agent", target_id="ag1", name="n", description="d",
+            metadata={"m": 1}, dataset_id="ds1", dataset_version=3, total_items=7,
+        )
+        for field, value in (("status", "running"), ("succeeded_count", 2),
+                             ("metadata", {"k": 2}), ("name", "renamed")):
+            before = await experiments.get_experiment_by_id(id=full.id)
+            await experiments.update_experiment(id=full.id, **{field: value})
+            after = await experiments.get_experiment_by_id(id=full.id)
+            assert getattr(after, field) == value
+            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+
+    async def test_update_experiment_result_changes_only_what_it_names(
+        self, cs_store: Store
+    ) -> None:
+        experiments = await _domain(cs_store, "experiments")
+        exp = await experiments.create_experiment(target_type="agent", target_id="ag1")
+        result = await experiments.add_experiment_result(
+            experiment_id=exp.id, item_id="it1", input={"q": 1}, output={"a": 2},
+            ground_truth="gt", error={"message": "e"}, started_at=at(0), completed_at=at(1),
+            retry_count=2, trace_id="tr1", status="needs-review", tags=["x"],
+        )
+        for field, value in (("tags", ["y", "z"]), ("status", "reviewed")):
+            before = await experiments.get_experiment_result_by_id(id=result.id)
+            await experiments.update_experiment_result(id=result.id, **{field: value})
+            after = await experiments.get_experiment_result_by_id(id=result.id)
+            assert getattr(after, field) == value
+            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+
+    async def test_update_span_changes_only_what_it_names(self, cs_store: Store) -> None:
+        observability = await _domain(cs_store, "observability")
+        span = await observability.create_span(
+            span={
+                "traceId": "tr", "spanId": "sp", "name": "n", "spanType": "agent_run",
+                "startedAt": at(0), "entityType": "agent", "entityId": "a1", "userId": "u",
+                "metadata": {"m": 1}, "tags": ["t"], "attributes": {"k": "v"},
+                "input": {"in": 1}, "output": JSON_LOOKING[0], "createdAt": at(0),
+            }
+        )
+        for field, value in (("ended_at", at(5)), ("output", {"o": 2}), ("metadata", {"m": 2})):
+            before = await observability.get_span(trace_id="tr", span_id="sp")
+            await observability.update_span(trace_id="tr", span_id="sp", updates={field: value})
+            after = await observability.get_span(trace_id="tr", span_id="sp")
+            assert getattr(after, field) == value
+            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+        assert (await observability.get_span(trace_id="tr", span_id="sp")).created_at == (
+            span.created_at
+        )
