@@ -145,3 +145,18 @@ class PartialUpdatesSuite(Suite):
         assert (await observability.get_span(trace_id="tr", span_id="sp")).created_at == (
             span.created_at
         )
+
+    async def test_json_looking_strings_in_json_columns_stay_strings(
+        self, cs_store: Store
+    ) -> None:
+        observability = await _domain(cs_store, "observability")
+        for i, value in enumerate(JSON_LOOKING):
+            await observability.create_span(
+                span={"traceId": f"tr{i}", "spanId": "sp", "name": "n", "spanType": "agent_run",
+                      "startedAt": at(0), "input": value, "output": value}
+            )
+        got = [
+            await observability.get_span(trace_id=f"tr{i}", span_id="sp")
+            for i in range(len(JSON_LOOKING))
+        ]
+        assert [(s.input, s.output) for s in got] == [(v, v) for v in JSON_LOOKING]
