@@ -7,7 +7,8 @@ field, and compared whole with the original except for that field and ``updated_
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 
@@ -17,6 +18,8 @@ from composite_store_conformance.cases import at
 from composite_store_conformance.suite.test_memory_edges import JSON_LOOKING, batch_size
 
 __all__ = ["PartialUpdatesSuite"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Fields a partial update may change besides the ones it names.
 CHANGING = {"updated_at"}
@@ -30,6 +33,16 @@ async def _domain(store: Store, name: str) -> Any:
     await domain.init()
     await domain.dangerously_clear_all()
     return domain
+
+
+def _of(domain: str) -> Callable[[F], F]:
+    """File the test under ``domain`` in ``composite-store check``'s report."""
+
+    def mark(test: F) -> F:
+        test.cs_domain = domain  # type: ignore[attr-defined]
+        return test
+
+    return mark
 
 
 def _unchanged(before: Any, after: Any, named: set[str]) -> dict[str, tuple[Any, Any]]:
@@ -48,6 +61,7 @@ class PartialUpdatesSuite(Suite):
     #: Each test initializes the domain it needs (see ``_domain``).
     domains: ClassVar[tuple[str, ...]] = ()
 
+    @_of("datasets")
     async def test_update_dataset_changes_only_what_it_names(self, cs_store: Store) -> None:
         datasets = await _domain(cs_store, "datasets")
         full = await datasets.create_dataset(
@@ -63,6 +77,7 @@ class PartialUpdatesSuite(Suite):
             assert getattr(after, field) == value
             assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
 
+    @_of("datasets")
     async def test_update_item_changes_only_what_it_names(self, cs_store: Store) -> None:
         datasets = await _domain(cs_store, "datasets")
         ds = await datasets.create_dataset(name="n")
@@ -79,6 +94,7 @@ class PartialUpdatesSuite(Suite):
             ), "an update of metadata changed the item's other fields"
             assert found.created_at == item.created_at and found.dataset_id == ds.id
 
+    @_of("datasets")
     async def test_batch_items_cross_every_declared_chunk(self, cs_store: Store) -> None:
         datasets = await _domain(cs_store, "datasets")
         ds = await datasets.create_dataset(name="n")
@@ -95,6 +111,7 @@ class PartialUpdatesSuite(Suite):
         page = await datasets.list_items(dataset_id=ds.id)
         assert [i.id for i in page.items] == [f"i{n - 1:05d}"] and page.total == 1
 
+    @_of("experiments")
     async def test_update_experiment_changes_only_what_it_names(self, cs_store: Store) -> None:
         experiments = await _domain(cs_store, "experiments")
         full = await experiments.create_experiment(
@@ -109,6 +126,7 @@ class PartialUpdatesSuite(Suite):
             assert getattr(after, field) == value
             assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
 
+    @_of("experiments")
     async def test_update_experiment_result_changes_only_what_it_names(
         self, cs_store: Store
     ) -> None:
@@ -126,6 +144,7 @@ class PartialUpdatesSuite(Suite):
             assert getattr(after, field) == value
             assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
 
+    @_of("observability")
     async def test_update_span_changes_only_what_it_names(self, cs_store: Store) -> None:
         observability = await _domain(cs_store, "observability")
         span = await observability.create_span(
@@ -146,6 +165,7 @@ class PartialUpdatesSuite(Suite):
             span.created_at
         )
 
+    @_of("observability")
     async def test_json_looking_strings_in_json_columns_stay_strings(
         self, cs_store: Store
     ) -> None:
