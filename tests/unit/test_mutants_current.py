@@ -2,12 +2,14 @@
 its modules exist (a refactor that makes one stale must update the list)."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("mutate", ROOT / "tools" / "mutate.py")
 assert spec is not None and spec.loader is not None
 mutate = importlib.util.module_from_spec(spec)
+sys.modules.setdefault("mutate", mutate)  # dataclasses look their module up
 spec.loader.exec_module(mutate)
 
 
