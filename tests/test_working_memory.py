@@ -29,7 +29,15 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec
 
 import pytest
-from pydantic import BaseModel
+from composite_store_conformance.suite.test_working_memory import (
+    FILLED,
+    PROFILE_SCHEMA,
+    SCHEMAS,
+    SCOPES,
+    Profile,
+    stored_raw,
+    wm,
+)
 
 from composite_store import (
     ConflictError,
@@ -90,50 +98,6 @@ async def opened(url: str) -> AsyncIterator[Store]:
         yield store
     finally:
         await store.close()
-
-
-class Profile(BaseModel):
-    name: str | None = None
-    address: Address | None = None
-    tags: list[str] | None = None
-
-
-class Address(BaseModel):
-    city: str | None = None
-    zip: str | None = None
-
-
-Profile.model_rebuild()
-
-PROFILE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "address": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
-        },
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-}
-SCHEMAS = {"pydantic": Profile, "json_schema": PROFILE_SCHEMA}
-SCOPES = ("resource", "thread")
-
-FILLED = "# User Profile\n- **Name**: Ana\n- **Location**: Lisbon\n"
-
-
-def wm(scope: str = "resource", **kw: Any) -> WorkingMemoryConfig:
-    return WorkingMemoryConfig(scope=scope, **kw)  # type: ignore[arg-type]
-
-
-async def stored_raw(store: Store, *, resource: str = "u1", thread: str = "t1") -> tuple[Any, Any]:
-    """(resource workingMemory, thread metadata workingMemory), read past Memory."""
-    res = await store.memory.get_resource_by_id(resource_id=resource)
-    thr = await store.memory.get_thread_by_id(thread_id=thread)
-    return (
-        res.working_memory if res else None,
-        (thr.metadata or {}).get("workingMemory") if thr else None,
-    )
 
 
 # -- scopes -------------------------------------------------------------------------------------

@@ -55,6 +55,19 @@ def _unchanged(before: Any, after: Any, named: set[str]) -> dict[str, tuple[Any,
     }
 
 
+async def _one_field_at_a_time(
+    read: Callable[[], Any], update: Callable[..., Any], changes: list[tuple[str, Any]]
+) -> None:
+    """Update each (field, value) of ``changes`` in turn; each read back must differ from the
+    one before in that field (and ``updated_at``) only."""
+    for field, value in changes:
+        before = await read()
+        await update(**{field: value})
+        after = await read()
+        assert getattr(after, field) == value
+        assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+
+
 class PartialUpdatesSuite(Suite):
     """``update_*`` changes only what it is given (DESIGN.md sections 3 and 10)."""
 
@@ -69,13 +82,11 @@ class PartialUpdatesSuite(Suite):
             ground_truth_schema={"type": "string"}, tags=["a", "b"], target_type="agent",
             target_ids=["ag1"], scorer_ids=["s1"],
         )
-        for field, value in (("description", "new"), ("tags", ["c"]), ("metadata", {"k": 2}),
-                             ("name", "renamed")):
-            before = await datasets.get_dataset_by_id(id=full.id)
-            await datasets.update_dataset(id=full.id, **{field: value})
-            after = await datasets.get_dataset_by_id(id=full.id)
-            assert getattr(after, field) == value
-            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+        await _one_field_at_a_time(
+            lambda: datasets.get_dataset_by_id(id=full.id),
+            lambda **change: datasets.update_dataset(id=full.id, **change),
+            [("description", "new"), ("tags", ["c"]), ("metadata", {"k": 2}), ("name", "renamed")],
+        )
 
     @_of("datasets")
     async def test_update_item_changes_only_what_it_names(self, cs_store: Store) -> None:
@@ -118,13 +129,12 @@ class PartialUpdatesSuite(Suite):
             target_type="agent", target_id="ag1", name="n", description="d",
             metadata={"m": 1}, dataset_id="ds1", dataset_version=3, total_items=7,
         )
-        for field, value in (("status", "running"), ("succeeded_count", 2),
-                             ("metadata", {"k": 2}), ("name", "renamed")):
-            before = await experiments.get_experiment_by_id(id=full.id)
-            await experiments.update_experiment(id=full.id, **{field: value})
-            after = await experiments.get_experiment_by_id(id=full.id)
-            assert getattr(after, field) == value
-            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+        await _one_field_at_a_time(
+            lambda: experiments.get_experiment_by_id(id=full.id),
+            lambda **change: experiments.update_experiment(id=full.id, **change),
+            [("status", "running"), ("succeeded_count", 2), ("metadata", {"k": 2}),
+             ("name", "renamed")],
+        )
 
     @_of("experiments")
     async def test_update_experiment_result_changes_only_what_it_names(
@@ -137,12 +147,11 @@ class PartialUpdatesSuite(Suite):
             ground_truth="gt", error={"message": "e"}, started_at=at(0), completed_at=at(1),
             retry_count=2, trace_id="tr1", status="needs-review", tags=["x"],
         )
-        for field, value in (("tags", ["y", "z"]), ("status", "reviewed")):
-            before = await experiments.get_experiment_result_by_id(id=result.id)
-            await experiments.update_experiment_result(id=result.id, **{field: value})
-            after = await experiments.get_experiment_result_by_id(id=result.id)
-            assert getattr(after, field) == value
-            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+        await _one_field_at_a_time(
+            lambda: experiments.get_experiment_result_by_id(id=result.id),
+            lambda **change: experiments.update_experiment_result(id=result.id, **change),
+            [("tags", ["y", "z"]), ("status", "reviewed")],
+        )
 
     @_of("observability")
     async def test_update_span_changes_only_what_it_names(self, cs_store: Store) -> None:
@@ -155,12 +164,11 @@ class PartialUpdatesSuite(Suite):
                 "input": {"in": 1}, "output": JSON_LOOKING[0], "createdAt": at(0),
             }
         )
-        for field, value in (("ended_at", at(5)), ("output", {"o": 2}), ("metadata", {"m": 2})):
-            before = await observability.get_span(trace_id="tr", span_id="sp")
-            await observability.update_span(trace_id="tr", span_id="sp", updates={field: value})
-            after = await observability.get_span(trace_id="tr", span_id="sp")
-            assert getattr(after, field) == value
-            assert _unchanged(before, after, {field}) == {}, f"update of {field} changed more"
+        await _one_field_at_a_time(
+            lambda: observability.get_span(trace_id="tr", span_id="sp"),
+            lambda **change: observability.update_span(trace_id="tr", span_id="sp", updates=change),
+            [("ended_at", at(5)), ("output", {"o": 2}), ("metadata", {"m": 2})],
+        )
         assert (await observability.get_span(trace_id="tr", span_id="sp")).created_at == (
             span.created_at
         )
