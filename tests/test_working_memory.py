@@ -1,5 +1,9 @@
 """Working memory (``composite_store.memory``) on every store the fixture reaches.
 
+The core rules (scopes, template replace and the empty-template guard, schema merges, seeds,
+read-only, concurrent updates) are the conformance suite's ``WorkingMemorySuite`` and run on
+every backend; this module keeps what needs more than one store, a process or a fake domain.
+
 Each test runs once per entry of ``BACKENDS``; add a backend with one line there. Tests open
 their own store inside ``asyncio.run`` (the store binds to that loop) and clear the memory
 domain first, so one URL serves the whole session.
@@ -25,7 +29,15 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec
 
 import pytest
-from pydantic import BaseModel
+from composite_store_conformance.suite.test_working_memory import (
+    FILLED,
+    PROFILE_SCHEMA,
+    SCHEMAS,
+    SCOPES,
+    Profile,
+    stored_raw,
+    wm,
+)
 
 from composite_store import (
     ConflictError,
@@ -88,93 +100,7 @@ async def opened(url: str) -> AsyncIterator[Store]:
         await store.close()
 
 
-class Profile(BaseModel):
-    name: str | None = None
-    address: Address | None = None
-    tags: list[str] | None = None
-
-
-class Address(BaseModel):
-    city: str | None = None
-    zip: str | None = None
-
-
-Profile.model_rebuild()
-
-PROFILE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "address": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
-        },
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-}
-SCHEMAS = {"pydantic": Profile, "json_schema": PROFILE_SCHEMA}
-SCOPES = ("resource", "thread")
-
-FILLED = "# User Profile\n- **Name**: Ana\n- **Location**: Lisbon\n"
-
-
-def wm(scope: str = "resource", **kw: Any) -> WorkingMemoryConfig:
-    return WorkingMemoryConfig(scope=scope, **kw)  # type: ignore[arg-type]
-
-
-async def stored_raw(store: Store, *, resource: str = "u1", thread: str = "t1") -> tuple[Any, Any]:
-    """(resource workingMemory, thread metadata workingMemory), read past Memory."""
-    res = await store.memory.get_resource_by_id(resource_id=resource)
-    thr = await store.memory.get_thread_by_id(thread_id=thread)
-    return (
-        res.working_memory if res else None,
-        (thr.metadata or {}).get("workingMemory") if thr else None,
-    )
-
-
 # -- scopes -------------------------------------------------------------------------------------
-
-
-@async_test
-async def test_resource_scope_is_shared_by_the_threads_of_a_resource(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=WorkingMemoryConfig())
-        assert memory.config.scope == "resource"
-        for tid, rid in (("t1", "u1"), ("t2", "u1"), ("t3", "u2")):
-            await memory.create_thread(thread_id=tid, resource_id=rid)
-        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
-        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
-        assert await memory.get_working_memory(thread_id="t3", resource_id="u2") is None
-        assert await stored_raw(store) == (FILLED, None)
-
-
-@async_test
-async def test_thread_scope_is_isolated_per_thread(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm("thread"))
-        await memory.create_thread(thread_id="t1", resource_id="u1")
-        await memory.create_thread(thread_id="t2", resource_id="u1")
-        await memory.update_working_memory(thread_id="t1", working_memory=FILLED)
-        assert await memory.get_working_memory(thread_id="t1") == FILLED
-        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") is None
-        assert await stored_raw(store) == (None, FILLED)
-
-
-@async_test
-async def test_switching_scope_hides_the_other_scopes_memory(url: str) -> None:
-    async with opened(url) as store:
-        by_resource = Memory(store, working_memory=wm("resource"))
-        by_thread = Memory(store, working_memory=wm("thread"))
-        await by_resource.create_thread(thread_id="t1", resource_id="u1")
-        await by_resource.update_working_memory(
-            thread_id="t1", resource_id="u1", working_memory="resource notes"
-        )
-        assert await by_thread.get_working_memory(thread_id="t1", resource_id="u1") is None
-        await by_thread.update_working_memory(thread_id="t1", working_memory="thread notes")
-        assert await by_resource.get_working_memory(thread_id="t1", resource_id="u1") == (
-            "resource notes"
-        )
-        assert await by_thread.get_working_memory(thread_id="t1") == "thread notes"
 
 
 @async_test
@@ -243,49 +169,6 @@ async def test_default_and_custom_templates_reach_the_model(url: str) -> None:
 
 
 @async_test
-async def test_template_updates_replace_the_whole_text(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm())
-        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
-        result = await memory.apply_tool_call(
-            TOOL_NAME,
-            {"memory": "# User Profile\n- **Name**: Bo\n"},
-            thread_id="t1",
-            resource_id="u1",
-        )
-        assert result == {"success": True, "message": "Working memory updated."}
-        assert await memory.get_working_memory(thread_id="t1", resource_id="u1") == (
-            "# User Profile\n- **Name**: Bo\n"
-        )
-
-
-@pytest.mark.parametrize("scope", ["resource", "thread"])
-@async_test
-async def test_empty_template_never_overwrites_memory(url: str, scope: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm(scope))
-        await memory.create_thread(thread_id="t1", resource_id="u1")
-        # With nothing stored yet, the bare template is an acceptable first write.
-        await memory.update_working_memory(
-            thread_id="t1", resource_id="u1", working_memory=DEFAULT_TEMPLATE
-        )
-        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
-        reflowed = "  " + DEFAULT_TEMPLATE.replace("\n", "\n\n   ") + "\n\t"
-        for empty in (reflowed, DEFAULT_TEMPLATE, "", "  \n"):
-            result = await memory.apply_tool_call(
-                TOOL_NAME, {"memory": empty}, thread_id="t1", resource_id="u1"
-            )
-            assert result["success"] is False
-            assert "empty template" in result["message"]
-            assert "nothing was written" in result["message"]
-            with pytest.raises(ValidationError, match="refusing to replace the stored working"):
-                await memory.update_working_memory(
-                    thread_id="t1", resource_id="u1", working_memory=empty
-                )
-        assert await memory.get_working_memory(thread_id="t1", resource_id="u1") == FILLED
-
-
-@async_test
 async def test_template_mode_wants_text(url: str) -> None:
     async with opened(url) as store:
         memory = Memory(store, working_memory=wm())
@@ -302,44 +185,6 @@ async def test_template_mode_wants_text(url: str) -> None:
 
 
 # -- schemas ------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("kind", sorted(SCHEMAS))
-@pytest.mark.parametrize("scope", ["resource", "thread"])
-@async_test
-async def test_schema_updates_merge(url: str, kind: str, scope: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm(scope, schema=SCHEMAS[kind]))
-        await memory.create_thread(thread_id="t1", resource_id="u1")
-
-        async def call(patch: Any) -> dict[str, Any]:
-            result = await memory.apply_tool_call(
-                TOOL_NAME, {"memory": patch}, thread_id="t1", resource_id="u1"
-            )
-            assert result["success"] is True, result
-            got = await memory.get_working_memory(thread_id="t1", resource_id="u1")
-            assert isinstance(got, dict)
-            return got
-
-        first = {"name": "Ana", "tags": ["a", "b"]}
-        assert await call(first) == first
-        # Nested objects merge; nulls inside a new object are not stored.
-        assert await call({"address": {"city": "Lisbon", "zip": None}}) == {
-            "name": "Ana", "tags": ["a", "b"], "address": {"city": "Lisbon"},
-        }
-        assert await call({"address": {"zip": "1000"}}) == {
-            "name": "Ana", "tags": ["a", "b"], "address": {"city": "Lisbon", "zip": "1000"},
-        }
-        # Arrays replace; null deletes; a JSON string is accepted too.
-        assert await call(json.dumps({"tags": ["c"], "name": None})) == {
-            "tags": ["c"], "address": {"city": "Lisbon", "zip": "1000"},
-        }
-        # Programmatic updates merge the same way and return the result.
-        assert await memory.update_working_memory(
-            thread_id="t1", resource_id="u1", working_memory={"address": {"city": None}}
-        ) == {"tags": ["c"], "address": {"zip": "1000"}}
-        raw = (await stored_raw(store))[0 if scope == "resource" else 1]
-        assert json.loads(raw) == {"tags": ["c"], "address": {"zip": "1000"}}
 
 
 @pytest.mark.parametrize("kind", sorted(SCHEMAS))
@@ -398,39 +243,6 @@ async def test_stored_text_that_is_not_json_is_reported_with_the_fix(url: str) -
 
 
 # -- initial memory from thread metadata ---------------------------------------------------------
-
-
-@async_test
-async def test_thread_metadata_seeds_resource_memory(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm("resource"))
-        thread = await memory.create_thread(
-            thread_id="t1", resource_id="u1", title="Hi", metadata={"workingMemory": FILLED, "x": 1}
-        )
-        assert thread.title == "Hi" and thread.metadata == {"workingMemory": FILLED, "x": 1}
-        assert await stored_raw(store) == (FILLED, FILLED)
-        # Another thread of the resource sees it; an empty-template seed does not erase it.
-        await memory.create_thread(
-            thread_id="t2", resource_id="u1", metadata={"workingMemory": DEFAULT_TEMPLATE}
-        )
-        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
-
-
-@async_test
-async def test_thread_metadata_seeds_thread_memory(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm("thread", schema=Profile))
-        await memory.create_thread(
-            thread_id="t1", resource_id="u1", metadata={"workingMemory": {"name": "Ana"}}
-        )
-        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana"}
-        assert await stored_raw(store) == (None, '{"name":"Ana"}')
-        # Creating it again merges the new seed into the thread's memory.
-        again = await memory.create_thread(
-            thread_id="t1", resource_id="u1", metadata={"workingMemory": '{"tags": ["x"]}'}
-        )
-        assert again.id == "t1"
-        assert await memory.get_working_memory(thread_id="t1") == {"name": "Ana", "tags": ["x"]}
 
 
 @async_test
@@ -583,29 +395,6 @@ def test_state_signals_are_refused_with_the_vnext_tool() -> None:
 
 
 # -- read-only and disabled --------------------------------------------------------------------
-
-
-@async_test
-async def test_read_only_memory_is_shown_but_never_written(url: str) -> None:
-    async with opened(url) as store:
-        writer = Memory(store, working_memory=wm())
-        await writer.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
-        reader = Memory(store, working_memory=wm(), read_only=True)
-        assert reader.list_tools() == []
-        text = await reader.system_message(thread_id="t1", resource_id="u1")
-        assert "READ-ONLY" in text and "- **Name**: Ana" in text and TOOL_NAME not in text
-        result = await reader.apply_tool_call(
-            TOOL_NAME, {"memory": "# replaced"}, thread_id="t1", resource_id="u1"
-        )
-        assert result["success"] is False and "read-only" in result["message"]
-        with pytest.raises(UnsupportedOperationError, match="read-only"):
-            await reader.update_working_memory(
-                thread_id="t1", resource_id="u1", working_memory="# replaced"
-            )
-        await reader.create_thread(
-            thread_id="t2", resource_id="u1", metadata={"workingMemory": "# seeded"}
-        )
-        assert await reader.get_working_memory(thread_id="t1", resource_id="u1") == FILLED
 
 
 @async_test

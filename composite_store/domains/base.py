@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from composite_store.errors import CompositeStoreError, redact
@@ -47,9 +48,31 @@ class Capabilities:
     span_attribute_filters: bool = False
     """``list_traces`` filters on span attributes and metadata."""
 
+    reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Why a flag is off, by flag name (shown by the conformance suite and ``check``). A flag a
+    domain's rules depend on may be off only with a reason."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.reasons) - set(self.names()))
+        if unknown:
+            raise ValueError(
+                f"reasons given for unknown capabilities {unknown}; known: {list(self.names())}"
+            )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Every capability flag, in declaration order."""
+        return tuple(f.name for f in fields(cls) if f.name != "reasons")
+
     def enabled(self) -> tuple[str, ...]:
         """Names of the capabilities that are on."""
-        return tuple(f.name for f in fields(self) if getattr(self, f.name))
+        return tuple(name for name in self.names() if getattr(self, name))
+
+    def reason(self, name: str) -> str | None:
+        """Why flag ``name`` is off (None when it is on or no reason was given)."""
+        if getattr(self, name):
+            return None
+        return self.reasons.get(name) or None
 
 
 class Domain(ABC):
@@ -65,6 +88,10 @@ class Domain(ABC):
     #: The backend family (``sqlite``, ``postgresql``, ``memory``, ...).
     backend: ClassVar[str] = "unknown"
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: The most values one statement or command of this domain carries, by kind (``ids`` in
+    #: one ``IN`` list, ``rows`` in one upsert): longer calls are split in chunks. Declared so
+    #: that the conformance suite sizes its batches past every chunk boundary.
+    batch_limits: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import ClassVar, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -43,6 +43,8 @@ def _like(text: str) -> str:
 
 class SqlDatasets(SqlDomain, DatasetsDomain):
     """Datasets, SCD-2 item rows and the version log on a relational backend."""
+
+    batch_limits: ClassVar[Mapping[str, int]] = {"ids": _CHUNK, "rows": _CHUNK}
 
     # -- helpers ---------------------------------------------------------------------------------
 

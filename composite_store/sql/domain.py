@@ -20,6 +20,7 @@ from composite_store.sql import fixes, schema_versions, transfer
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import Prepared
+from composite_store.sql.engine.prepared import IN_LIST_LIMIT
 from composite_store.sql.introspect import describe_physical
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class SqlDomain(Transferable, Migratable, Inspectable):
 
     #: The dialect a backend package binds its domain classes to.
     dialect_cls: ClassVar[type[SqlDialect]] = SqlDialect
+    batch_limits: ClassVar[Mapping[str, int]] = {"ids": IN_LIST_LIMIT, "rows": UPSERT_CHUNK}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -33,7 +33,7 @@ from composite_store.records.memory import (
 )
 from composite_store.records.trusted import from_row
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain
+from composite_store.sql.domain import UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange, Include
@@ -73,6 +73,8 @@ def _chunks(values: Sequence[str]) -> list[Sequence[str]]:
 
 class SqlMemory(SqlDomain, MemoryDomain):
     """Threads, messages and resources on a relational backend."""
+
+    batch_limits: ClassVar[Mapping[str, int]] = {"ids": IN_CHUNK, "rows": UPSERT_CHUNK}
 
     # -- statements ------------------------------------------------------------------------------
 

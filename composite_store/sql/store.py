@@ -51,6 +51,15 @@ class SqlStore(Store):
 
     dialect_cls: ClassVar[type[SqlDialect]] = SqlDialect
     domain_classes: ClassVar[Mapping[str, type[SqlDomain]]] = {}
+    known_gaps: Mapping[str, str] = {
+        # composite_store.sql.types.loads_json and the PostgreSQL JSONB reader decode a JSON
+        # column's string once more when it starts with { or [ (Mastra double-encodes some
+        # metadata): a genuine string '{"a": 1}' in input/output comes back as an object.
+        "test_json_looking_strings_in_json_columns_stay_strings": (
+            "a top-level JSON string that looks like an object or array is decoded again, "
+            "for Mastra's double-encoded metadata; the two are the same bytes"
+        ),
+    }
 
     @classmethod
     def option_names(cls) -> frozenset[str]:

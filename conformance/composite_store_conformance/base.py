@@ -5,9 +5,45 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-__all__ = ["LOOP_FIXTURE", "Suite"]
+if TYPE_CHECKING:
+    from composite_store.domains.base import Domain
+
+__all__ = [
+    "CAPABILITY_OFF",
+    "CAPABILITY_ON",
+    "LOOP_FIXTURE",
+    "Suite",
+    "capability_skip_reason",
+    "is_capability_skip",
+]
+
+#: The prefixes of a skip reason that a capability caused: the test needs a flag the backend
+#: does not claim (``cs_requires``), or checks the refusal of one the backend does claim.
+#: ``composite-store check`` counts these apart from other skips.
+CAPABILITY_OFF = "capability off: "
+CAPABILITY_ON = "capability on: "
+
+
+def capability_skip_reason(domain: Domain, capability: str, *, needed_on: bool = True) -> str:
+    """The skip reason of a test ``domain``'s ``capability`` flag rules out: with the
+    backend's reason where a needed flag is off."""
+    if not needed_on:
+        return (
+            f"{CAPABILITY_ON}{domain.backend} claims {capability} for the {domain.domain} "
+            "domain (this test checks the refusal where it is off)"
+        )
+    reason = domain.capabilities.reason(capability)
+    return (
+        f"{CAPABILITY_OFF}{domain.backend} does not claim {capability} for the "
+        f"{domain.domain} domain" + (f": {reason}" if reason else "")
+    )
+
+
+def is_capability_skip(reason: str | None) -> bool:
+    """Whether a skip reason is one of ``capability_skip_reason``'s."""
+    return bool(reason) and str(reason).startswith((CAPABILITY_OFF, CAPABILITY_ON))
 
 #: The plugin's fixture that runs a coroutine on the session's event loop; every suite test
 #: asks for it (see ``Suite.__init_subclass__``).

@@ -10,25 +10,31 @@ from composite_store_conformance.suite.test_capabilities import CapabilitiesSuit
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
+from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
+from composite_store_conformance.suite.test_partial_updates import PartialUpdatesSuite
 from composite_store_conformance.suite.test_router import RouterSuite
 from composite_store_conformance.suite.test_schema import SchemaSuite
 from composite_store_conformance.suite.test_scores import ScoresSuite
 from composite_store_conformance.suite.test_transfer import TransferSuite
 from composite_store_conformance.suite.test_workflow_definitions import WorkflowDefinitionsSuite
 from composite_store_conformance.suite.test_workflows import WorkflowsSuite
+from composite_store_conformance.suite.test_working_memory import WorkingMemorySuite
 
 __all__ = ["SUITES", "suite_classes"]
 
 #: Every suite, in the order a backend's test module runs them.
 SUITES: tuple[type[Suite], ...] = (
     MemorySuite,
+    MemoryEdgesSuite,
+    WorkingMemorySuite,
     WorkflowsSuite,
     ScoresSuite,
     WorkflowDefinitionsSuite,
     DatasetsSuite,
     ExperimentsSuite,
     ObservabilitySuite,
+    PartialUpdatesSuite,
     SchemaSuite,
     CapabilitiesSuite,
     RouterSuite,

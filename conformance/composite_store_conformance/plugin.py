@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from composite_store.store import Store
-from composite_store_conformance.base import LOOP_FIXTURE, Suite
+from composite_store_conformance.base import LOOP_FIXTURE, Suite, capability_skip_reason
 
 __all__ = ["pytest_configure"]
 
@@ -145,7 +145,7 @@ def cs_store(request: pytest.FixtureRequest, cs_store_factory: Any) -> Iterator[
     for capabilities in needs:
         for capability in capabilities:
             if primary is not None and not getattr(primary.capabilities, capability):
-                pytest.skip(f"{primary.backend} does not claim {capability}")
+                pytest.skip(capability_skip_reason(primary, capability))
     for name in cls.domains:
         domain = store.get(name)
         assert domain is not None

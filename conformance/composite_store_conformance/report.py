@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from composite_store.errors import redact
 from composite_store.schema import DOMAINS
+from composite_store_conformance.base import is_capability_skip
 
 if TYPE_CHECKING:
     import pytest
@@ -60,6 +61,12 @@ class Report:
     def totals(self) -> collections.Counter[str]:
         return collections.Counter(r.outcome for r in self.results)
 
+    def capability_skips(self) -> int:
+        """How many tests were skipped because of a capability flag (on or off)."""
+        return sum(
+            1 for r in self.results if r.outcome == "skipped" and is_capability_skip(r.message)
+        )
+
     def render(self) -> str:
         """The report as text: a table per group, the verdict, failures and skip reasons."""
         lines = [f"composite-store check {self.url}"]
@@ -74,6 +81,10 @@ class Report:
         summary = ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o])
         lines += ["", f"{'OK' if self.ok else 'FAILED'}: {summary or 'no tests'} "
                       f"in {self.seconds:.1f}s"]
+        if totals["skipped"]:
+            lines.append(
+                f"skipped by capability: {self.capability_skips()} of {totals['skipped']}"
+            )
         failed = [r for r in self.results if r.outcome == "failed"]
         if failed:
             lines += ["", "failures:"]
@@ -94,6 +105,7 @@ class Report:
             "ok": self.ok,
             "seconds": round(self.seconds, 3),
             "totals": {o: self.totals()[o] for o in OUTCOMES},
+            "skipped_by_capability": self.capability_skips(),
             "domains": {g: {o: c[o] for o in OUTCOMES} for g, c in self.groups().items()},
             "tests": [r.__dict__ for r in self.results],
         }
@@ -170,6 +182,9 @@ def _group(item: pytest.Item) -> str:
     domains = getattr(cls, "domains", ())
     if domains:
         return str(domains[0])
+    own = getattr(getattr(item, "function", None), "cs_domain", None)
+    if own in DOMAINS:
+        return str(own)
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
         spec = callspec.params.get("spec")

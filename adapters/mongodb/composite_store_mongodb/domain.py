@@ -84,6 +84,11 @@ class MongoDomain(Transferable, Migratable, Inspectable):
             metadata_filters=True,
             list_scores_by_span=True,
             span_attribute_filters=True,
+            reasons={} if transactions else {
+                name: "a standalone MongoDB server has no multi-document transactions (a "
+                "replica set or sharded cluster has)"
+                for name in ("atomic_batches", "transactions")
+            },
         )
 
     def c(self, base_name: str) -> AsyncCollection[Document]:

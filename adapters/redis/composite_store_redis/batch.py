@@ -18,13 +18,13 @@ from redis.crc import key_slot
 
 from composite_store.errors import ValidationError
 
-__all__ = ["Batch", "Step"]
+__all__ = ["BATCH_CHUNK", "Batch", "Step"]
 
 #: A guard: (its key, (op, key, field, value) as the script reads them).
 _Guard = tuple[str, tuple[str, str, str, str]]
 
 #: Arguments per command a script can unpack at once (Lua's stack limit is ~8000).
-_CHUNK = 1000
+BATCH_CHUNK = 1000
 
 
 @dataclass
@@ -127,8 +127,8 @@ class Batch:
                 self.command("PEXPIREAT", target, at, "GT")
 
     def index_remove(self, key: str, companion: str | None, *members: str) -> None:
-        for start in range(0, len(members), _CHUNK):
-            chunk = members[start : start + _CHUNK]
+        for start in range(0, len(members), BATCH_CHUNK):
+            chunk = members[start : start + BATCH_CHUNK]
             self.command("ZREM", key, *chunk)
             if companion is not None:
                 self.command("ZREM", companion, *chunk)

@@ -20,7 +20,7 @@ from composite_store.records.base import Record, now_utc
 from composite_store.schema import DEFAULT_PREFIX, SCHEMA_VERSION, TableSpec, table
 from composite_store.schema.physical import PhysicalColumn, PhysicalIndex, PhysicalTable
 from composite_store_redis import schema_versions, transfer
-from composite_store_redis.batch import Batch
+from composite_store_redis.batch import BATCH_CHUNK, Batch
 from composite_store_redis.codec import ENCODINGS, HOLDS, dump_json, millis, nanos_member
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.keys import Keys, SortedIndex, pack
@@ -54,6 +54,7 @@ class RedisDomain(Transferable, Migratable, Inspectable):
     pointers: ClassVar[tuple[tuple[str, str, str, str], ...]] = ()
     standalone_capabilities: ClassVar[Capabilities] = Capabilities()
     cluster_capabilities: ClassVar[Capabilities] = Capabilities()
+    batch_limits: ClassVar[Mapping[str, int]] = {"ids": BATCH_CHUNK}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

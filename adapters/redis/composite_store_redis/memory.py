@@ -77,6 +77,15 @@ def _message(fields: dict[str, str]) -> Message:
     return _message_of(decode_record(_MESSAGES, fields))
 
 
+_NO_METADATA_INDEX = (
+    "no sorted set indexes thread metadata pairs; serving the filter would scan every thread "
+    "of the resource (docs/redis.md)"
+)
+_CROSS_SLOT = (
+    "on Redis Cluster a batch over several threads spans hash slots: each thread's part is "
+    "atomic, the whole is not"
+)
+
 class RedisMemory(RedisDomain, MemoryDomain):
     """Threads, messages and resources on Redis (standalone or cluster)."""
 
@@ -89,10 +98,18 @@ class RedisMemory(RedisDomain, MemoryDomain):
         compare_and_set=True,
         transactions=True,
         sort_threads=True,
+        reasons={"metadata_filters": _NO_METADATA_INDEX},
     )
     # A batch spanning threads spans slots: each thread's part stays atomic, the whole does not.
     cluster_capabilities: ClassVar[Capabilities] = Capabilities(
-        concurrent_updates=True, compare_and_set=True, sort_threads=True
+        concurrent_updates=True,
+        compare_and_set=True,
+        sort_threads=True,
+        reasons={
+            "atomic_batches": _CROSS_SLOT,
+            "transactions": _CROSS_SLOT,
+            "metadata_filters": _NO_METADATA_INDEX,
+        },
     )
 
     # -- keys --------------------------------------------------------------------------------------

@@ -154,16 +154,33 @@ def _range(rng: DateRange | None, *, ended: bool) -> tuple[str, str]:
     return low, high
 
 
+_NO_ATTRIBUTE_INDEX = (
+    "span attributes and metadata have no sorted-set index; filtering on them would scan "
+    "every span (docs/redis.md)"
+)
+
 class RedisObservability(RedisDomain, ObservabilityDomain):
     """AI spans and OpenTelemetry spans on Redis (standalone or cluster)."""
 
     tables = ("ai_spans", "traces")
     indexes = (*TRACE_INDEXES, *LISTING_INDEXES, *OTEL_INDEXES)
     standalone_capabilities: ClassVar[Capabilities] = Capabilities(
-        atomic_batches=True, concurrent_updates=True, transactions=True
+        atomic_batches=True,
+        concurrent_updates=True,
+        transactions=True,
+        reasons={"span_attribute_filters": _NO_ATTRIBUTE_INDEX},
     )
     # A trace's spans change in one guarded script; the listing sets follow in their slots.
-    cluster_capabilities: ClassVar[Capabilities] = Capabilities(concurrent_updates=True)
+    cluster_capabilities: ClassVar[Capabilities] = Capabilities(
+        concurrent_updates=True,
+        reasons={
+            "atomic_batches": (
+                "on Redis Cluster a batch over several traces spans hash slots: each trace's "
+                "part is atomic, the whole is not"
+            ),
+            "span_attribute_filters": _NO_ATTRIBUTE_INDEX,
+        },
+    )
 
     # -- keys --------------------------------------------------------------------------------------
 

@@ -27,13 +27,25 @@ from composite_store import (
 )
 from composite_store.domains.base import Capabilities, Domain
 from composite_store.schema import DOMAINS
-from composite_store_conformance.base import Suite
+from composite_store_conformance.base import Suite, capability_skip_reason
 from composite_store_conformance.cases import at
 
 __all__ = ["CapabilitiesSuite"]
 
 #: Concurrent writers in the race tests: enough to interleave on any backend, quick on all.
 WRITERS = 16
+
+#: The flags each domain's rules depend on. One that is off changes a guarantee
+#: (``atomic_batches``, ``concurrent_updates``, ``compare_and_set``, ``transactions``) or makes
+#: an operation refuse (the others), so it must come with a reason (``Capabilities.reasons``).
+RELIED_ON: dict[str, tuple[str, ...]] = {
+    "memory": (
+        "atomic_batches", "compare_and_set", "transactions", "sort_threads", "metadata_filters",
+    ),
+    "workflows": ("concurrent_updates",),
+    "scores": ("list_scores_by_span",),
+    "observability": ("atomic_batches", "span_attribute_filters"),
+}
 
 
 async def _domain(
@@ -48,12 +60,7 @@ async def _domain(
     # transactions on a replica set only).
     await domain.init()
     if capability is not None and getattr(domain.capabilities, capability) is not on:
-        if on:
-            pytest.skip(f"{domain.backend} does not claim {capability} for the {name} domain")
-        pytest.skip(
-            f"{domain.backend} claims {capability} for the {name} domain "
-            "(this test checks the refusal where it is off)"
-        )
+        pytest.skip(capability_skip_reason(domain, capability, needed_on=on))
     await domain.dangerously_clear_all()
     return domain
 
@@ -94,6 +101,24 @@ class CapabilitiesSuite(Suite):
                     f"{type(domain).__name__}.capabilities must be a Capabilities, "
                     f"not {type(domain.capabilities).__name__}"
                 )
+
+    @pytest.mark.parametrize("domain_name", sorted(RELIED_ON))
+    async def test_a_flag_off_comes_with_a_reason(self, cs_store: Store, domain_name: str) -> None:
+        domain = cs_store.get(domain_name)
+        if domain is None:
+            pytest.skip(f"{cs_store.backend} does not offer the {domain_name} domain")
+        await domain.init()  # capabilities may come from the server
+        capabilities = domain.capabilities
+        unexplained = [
+            flag for flag in RELIED_ON[domain_name]
+            if not getattr(capabilities, flag) and not capabilities.reason(flag)
+        ]
+        assert not unexplained, (
+            f"{type(domain).__name__} turns off {unexplained} without a reason: give one in "
+            f"Capabilities(..., reasons={{{unexplained[0]!r}: 'why'}})"
+        )
+        for flag, reason in capabilities.reasons.items():
+            assert isinstance(reason, str) and reason.strip(), f"empty reason for {flag}"
 
     # -- atomic_batches --------------------------------------------------------------------------
 

@@ -169,11 +169,10 @@ class MemorySuite(Suite):
         expected: list[int],
         has_more: bool,
     ) -> None:
+        # Thread i is the i-th newest: the default order (createdAt DESC) needs no sort_threads.
         for i in range(total):
-            await cs_store.memory.save_thread(thread=thread(f"t{i}", created_at=at(i)))
-        result = await cs_store.memory.list_threads(
-            page=page, per_page=per_page, order_by=OrderBy(field="createdAt", direction="ASC")
-        )
+            await cs_store.memory.save_thread(thread=thread(f"t{i}", created_at=at(-i)))
+        result = await cs_store.memory.list_threads(page=page, per_page=per_page)
         assert ids(result.items) == [f"t{i}" for i in expected]
         assert result.total == total
         assert result.has_more is has_more

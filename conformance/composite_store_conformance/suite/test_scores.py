@@ -16,7 +16,7 @@ from composite_store import (
     UnsupportedOperationError,
     ValidationError,
 )
-from composite_store_conformance.base import Suite
+from composite_store_conformance.base import Suite, capability_skip_reason
 from composite_store_conformance.cases import PAGINATION_EDGES, at
 
 __all__ = ["ScoresSuite"]
@@ -267,7 +267,9 @@ class ScoresSuite(Suite):
         self, cs_store: Store
     ) -> None:
         if cs_store.scores.capabilities.list_scores_by_span:
-            pytest.skip(f"{cs_store.scores.backend} claims list_scores_by_span")
+            pytest.skip(
+                capability_skip_reason(cs_store.scores, "list_scores_by_span", needed_on=False)
+            )
         with pytest.raises(UnsupportedOperationError, match="list_scores_by_span"):
             await cs_store.scores.list_scores_by_span(trace_id="t1", span_id="s1")
 
