@@ -188,7 +188,7 @@ class RedisConnection:
                     if self.cluster:
                         await self._client.initialize()
             if not self._scripts:
-                for name in ("APPLY", "PAGE", "WINDOW", "RUN_META"):
+                for name in ("APPLY", "INTERSECT", "PAGE", "WINDOW", "RUN_META"):
                     self._scripts[name] = self.client.register_script(getattr(scripts, name))
 
     async def close(self) -> None:

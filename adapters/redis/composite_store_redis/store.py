@@ -44,17 +44,7 @@ class RedisStore(Store):
     """
 
     backend = "redis"
-    known_gaps: Mapping[str, str] = {
-        # Listings no single sorted set serves: the adapter raises UnsupportedOperationError
-        # rather than scan (docs/redis.md).
-        "test_list_traces_filters_combine_with_and": (
-            "two text filters at once need an index intersection; Redis serves one facet (or "
-            "the entity pair) per listing"
-        ),
-        "test_list_traces_tags_must_all_be_present": (
-            "several tags at once need a set intersection; Redis serves one tag per listing"
-        ),
-    }
+    known_gaps: Mapping[str, str] = {}
     domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
         "memory": RedisMemory,
         "workflows": RedisWorkflows,

@@ -316,21 +316,20 @@ def test_filters_no_index_serves_are_refused_not_scanned() -> None:
 
     async def main() -> None:
         async with _store(url) as store:
-            with pytest.raises(UnsupportedOperationError, match="metadata_filters"):
-                await store.memory.list_threads(filter={"metadata": {"k": "v"}})
             with pytest.raises(UnsupportedOperationError, match="span_attribute_filters"):
                 await store.observability.list_traces(filters={"attributes": {"k": "v"}})
-            with pytest.raises(UnsupportedOperationError, match="environment, userId"):
-                await store.observability.list_traces(
-                    filters={"user_id": "u", "environment": "prod"}
-                )
-            with pytest.raises(UnsupportedOperationError, match="one tag"):
-                await store.observability.list_traces(filters={"tags": ["a", "b"]})
             with pytest.raises(UnsupportedOperationError, match="order by endedAt"):
                 await store.observability.list_traces(
                     filters={"ended_at": {"start": datetime(2024, 1, 1, tzinfo=UTC)}}
                 )
-            # What an index does serve is served: the entity pair.
+            # What indexes serve is served: the entity pair, intersections of facets and tags,
+            # metadata filters.
+            page = await store.observability.list_traces(
+                filters={"user_id": "u", "environment": "prod", "tags": ["a", "b"]}
+            )
+            assert page.items == [] and page.total == 0
+            threads = await store.memory.list_threads(filter={"metadata": {"k": "v"}})
+            assert threads.items == [] and threads.total == 0
             page = await store.observability.list_traces(
                 filters={"entity_type": "agent", "entity_id": "a1"}
             )
@@ -377,3 +376,24 @@ def test_docs_redis_md_lists_every_index() -> None:
             "docs/redis.md is out of date with the adapter's indexes; run "
             "`uv run python -m composite_store_redis.layout_doc --write docs/redis.md`"
         )
+
+
+def test_a_metadata_filter_intersects_sets_of_one_slot() -> None:
+    from composite_store_redis.keys import GLOBAL_TAG, Keys, same_slot
+    from composite_store_redis.memory import (
+        ALL_THREADS,
+        BY_RESOURCE,
+        META_ALL,
+        META_BY_RESOURCE,
+        metadata_pair,
+    )
+
+    keys = Keys()
+    pairs = [metadata_pair("kind", "x"), metadata_pair("n", 1), metadata_pair("a:{b}", "w" * 500)]
+    within = [keys.index(BY_RESOURCE, ["u:1"])]
+    within += [keys.index(META_BY_RESOURCE, ["u:1", p]) for p in pairs]
+    assert same_slot([keys.scratch("threads", "u:1"), *within])
+    across = [keys.index(ALL_THREADS, [])]
+    across += [keys.index(META_ALL, [GLOBAL_TAG, p]) for p in pairs]
+    assert same_slot([keys.scratch("threads", GLOBAL_TAG), *across])
+    assert metadata_pair("n", 1) != metadata_pair("n", "1")
