@@ -5,7 +5,6 @@ import pytest
 from composite_store_conformance import (
     DatasetsSuite,
     ExperimentsSuite,
-    WorkflowDefinitionsSuite,
     suite_classes,
 )
 
@@ -20,5 +19,5 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
 
 
 # Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
+NOT_OFFERED = (DatasetsSuite, ExperimentsSuite)
 globals().update(suite_classes("Redis", without=NOT_OFFERED))

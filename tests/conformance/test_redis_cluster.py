@@ -6,7 +6,6 @@ import pytest
 from composite_store_conformance import (
     DatasetsSuite,
     ExperimentsSuite,
-    WorkflowDefinitionsSuite,
     suite_classes,
 )
 
@@ -21,5 +20,5 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
 
 
 # Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
+NOT_OFFERED = (DatasetsSuite, ExperimentsSuite)
 globals().update(suite_classes("RedisCluster", without=NOT_OFFERED))

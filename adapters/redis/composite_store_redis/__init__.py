@@ -16,6 +16,7 @@ from composite_store_redis.memory import RedisMemory
 from composite_store_redis.observability import RedisObservability
 from composite_store_redis.scores import RedisScores
 from composite_store_redis.store import RedisStore
+from composite_store_redis.workflow_definitions import RedisWorkflowDefinitions
 from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "RedisObservability",
     "RedisScores",
     "RedisStore",
+    "RedisWorkflowDefinitions",
     "RedisWorkflows",
 ]

@@ -17,6 +17,7 @@ from composite_store_redis.domain import RedisDomain
 from composite_store_redis.memory import RedisMemory
 from composite_store_redis.observability import RedisObservability
 from composite_store_redis.scores import RedisScores
+from composite_store_redis.workflow_definitions import RedisWorkflowDefinitions
 from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = ["RedisStore"]
@@ -48,6 +49,7 @@ class RedisStore(Store):
     domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
         "memory": RedisMemory,
         "workflows": RedisWorkflows,
+        "workflow_definitions": RedisWorkflowDefinitions,
         "scores": RedisScores,
         "observability": RedisObservability,
     }
