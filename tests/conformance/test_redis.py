@@ -4,7 +4,6 @@
 import pytest
 from composite_store_conformance import (
     DatasetsSuite,
-    ExperimentsSuite,
     suite_classes,
 )
 
@@ -19,5 +18,5 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
 
 
 # Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (DatasetsSuite, ExperimentsSuite)
+NOT_OFFERED = (DatasetsSuite,)
 globals().update(suite_classes("Redis", without=NOT_OFFERED))

@@ -5,7 +5,6 @@ session."""
 import pytest
 from composite_store_conformance import (
     DatasetsSuite,
-    ExperimentsSuite,
     suite_classes,
 )
 
@@ -20,5 +19,5 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
 
 
 # Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (DatasetsSuite, ExperimentsSuite)
+NOT_OFFERED = (DatasetsSuite,)
 globals().update(suite_classes("RedisCluster", without=NOT_OFFERED))

@@ -14,6 +14,7 @@ from composite_store.store import Store
 from composite_store.urls import check_options
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.domain import RedisDomain
+from composite_store_redis.experiments import RedisExperiments
 from composite_store_redis.memory import RedisMemory
 from composite_store_redis.observability import RedisObservability
 from composite_store_redis.scores import RedisScores
@@ -52,6 +53,7 @@ class RedisStore(Store):
         "workflow_definitions": RedisWorkflowDefinitions,
         "scores": RedisScores,
         "observability": RedisObservability,
+        "experiments": RedisExperiments,
     }
 
     @classmethod
