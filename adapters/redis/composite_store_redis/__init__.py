@@ -12,6 +12,7 @@ definitions. Key layout, atomicity and capabilities: docs/redis.md.
 """
 
 from composite_store_redis.connection import RedisConnection
+from composite_store_redis.datasets import RedisDatasets
 from composite_store_redis.experiments import RedisExperiments
 from composite_store_redis.memory import RedisMemory
 from composite_store_redis.observability import RedisObservability
@@ -22,6 +23,7 @@ from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = [
     "RedisConnection",
+    "RedisDatasets",
     "RedisExperiments",
     "RedisMemory",
     "RedisObservability",

@@ -13,6 +13,7 @@ from composite_store.schema import DEFAULT_PREFIX
 from composite_store.store import Store
 from composite_store.urls import check_options
 from composite_store_redis.connection import RedisConnection
+from composite_store_redis.datasets import RedisDatasets
 from composite_store_redis.domain import RedisDomain
 from composite_store_redis.experiments import RedisExperiments
 from composite_store_redis.memory import RedisMemory
@@ -53,6 +54,7 @@ class RedisStore(Store):
         "workflow_definitions": RedisWorkflowDefinitions,
         "scores": RedisScores,
         "observability": RedisObservability,
+        "datasets": RedisDatasets,
         "experiments": RedisExperiments,
     }
 

@@ -106,7 +106,7 @@ def test_url_forms_open_without_io(url: str, cluster: bool) -> None:
     assert "secret" not in repr(store) and "secret" not in str(store.describe())
     memory = store.get("memory")
     assert memory is not None and memory.capabilities.atomic_batches is not cluster
-    assert store.get("datasets") is None and store.get("experiments") is not None
+    assert store.get("datasets") is not None and store.get("experiments") is not None
     assert get_adapter("redis+cluster") is RedisStore
 
 
