@@ -1,4 +1,4 @@
-"""composite-store on Redis: memory, workflows, scores and observability.
+"""composite-store on Redis: all seven domains.
 
 URL forms: ``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` (TLS), and for Redis
 Cluster ``redis+cluster://host:port`` (any node; database 0 only) or ``redis://...?cluster=true``.
@@ -7,8 +7,7 @@ Query options: ``prefix`` (key prefix, default ``mastra_``), ``ttl`` / ``ttl_<do
 
 Install: ``pip install "composite-store[redis]"`` (the ``redis`` extra). Driver: redis-py
 (``redis.asyncio``: ``Redis`` and ``RedisCluster``), plain Redis 7 commands and Lua scripts
-only; no RedisJSON, no RediSearch. Redis does not offer datasets, experiments or workflow
-definitions. Key layout, atomicity and capabilities: docs/redis.md.
+only; no RedisJSON, no RediSearch. Key layout, atomicity and capabilities: docs/redis.md.
 """
 
 from composite_store_redis.connection import RedisConnection

@@ -36,14 +36,13 @@ CLIENT_OPTIONS = frozenset(
 )
 
 class RedisStore(Store):
-    """Memory, workflows, scores and observability on one Redis or Redis Cluster.
+    """Every domain on one Redis or Redis Cluster.
 
     ``RedisStore("redis://127.0.0.1:6379/0")``, ``RedisStore("redis+cluster://host:7000")``, or
     ``RedisStore(client=Redis(..., decode_responses=True))`` with a client the caller owns.
     Options (keywords or URL query parameters): ``prefix`` (key prefix, default ``mastra_``),
     ``ttl`` (seconds, every domain) and ``ttl_<domain>``; ``cluster=true`` on a ``redis://``
     URL. Other keywords go to redis-py's ``from_url`` (``socket_timeout``, ``max_connections``).
-    Redis does not offer datasets, experiments or workflow definitions.
     """
 
     backend = "redis"

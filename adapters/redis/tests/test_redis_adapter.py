@@ -211,6 +211,32 @@ async def _workload(store: RedisStore) -> None:
          "startTime": 1_715_938_200_123_456_789, "endTime": 1_715_938_200_123_456_799}
     ])
     await obs.list_otel_spans(filters={"scope": "s", "kind": 1})
+    await memory.list_threads(filter={"resource_id": "u1", "metadata": {"a": 1}})
+    await memory.list_threads(filter={"metadata": {"a": 1}})
+    await obs.list_traces(filters={"span_type": "AGENT_RUN", "tags": ["a", "b"]})
+    defs = store.workflow_definitions
+    await defs.create_workflow_definition(definition={"id": "d:1", "name": "d"})
+    v1 = await defs.create_version(workflow_definition_id="d:1", snapshot={"s": 1})
+    await defs.update_workflow_definition(id="d:1", active_version_id=v1.id)
+    await defs.list_versions(workflow_definition_id="d:1")
+    await defs.delete_workflow_definition(id="d:1")
+    datasets = store.datasets
+    await datasets.create_dataset(id="ds:1", name="ds")
+    await datasets.batch_insert_items(dataset_id="ds:1", items=[{"id": "i:1", "input": 1},
+                                                                {"id": "i2", "input": 2}])
+    await datasets.update_item(id="i:1", dataset_id="ds:1", input=3)
+    await datasets.delete_item(id="i2", dataset_id="ds:1")
+    await datasets.list_items(dataset_id="ds:1", version=1)
+    await datasets.get_item_history(item_id="i:1")
+    await datasets.delete_dataset(id="ds:1")
+    experiments = store.experiments
+    await experiments.create_experiment(id="e:1", target_type="agent", target_id="a")
+    result = await experiments.add_experiment_result(
+        experiment_id="e:1", item_id="i:1", input=1, started_at=started, completed_at=started
+    )
+    await experiments.update_experiment_result(id=result.id, status="reviewed")
+    await experiments.get_review_summary()
+    await experiments.delete_experiment(id="e:1")
 
 
 def test_every_script_call_stays_in_one_slot_on_a_cluster(
@@ -236,7 +262,7 @@ def test_every_script_call_stays_in_one_slot_on_a_cluster(
             await _workload(store)
 
     asyncio.run(main())
-    assert {name for name, _ in calls} >= {"APPLY", "PAGE", "WINDOW", "RUN_META"}
+    assert {name for name, _ in calls} >= {"APPLY", "INTERSECT", "PAGE", "WINDOW", "RUN_META"}
     crossing = [(n, k) for n, k in calls if len({slot(key) for key in k}) > 1]
     assert not crossing, crossing[:3]
 
