@@ -133,14 +133,16 @@ class RedisDatasets(RedisDomain, DatasetsDomain):
         if table == "datasets":
             return await self._raw(table, self._dataset_key(key["id"]))
         if table == "dataset_items":
-            [owner] = await self.conn.read([["GET", self._item_pointer(key["id"])]])
-            if owner is None:
-                return None
-            return await self._raw(table, self._row_key(owner, key["id"], key["datasetVersion"]))
-        [owner] = await self.conn.read([["GET", self._version_pointer(key["id"])]])
-        if owner is None:
-            return None
-        return await self._raw(table, self._version_key(owner, key["id"]))
+            found = await records.locate(
+                self,
+                self._item_pointer(key["id"]),
+                lambda d: self._row_key(d, key["id"], key["datasetVersion"]),
+            )
+            return None if found is None else await self._raw(table, found[0])
+        found = await records.locate(
+            self, self._version_pointer(key["id"]), lambda d: self._version_key(d, key["id"])
+        )
+        return None if found is None else await self._raw(table, found[0])
 
     # -- reads of one dataset ----------------------------------------------------------------------
 
@@ -183,14 +185,9 @@ class RedisDatasets(RedisDomain, DatasetsDomain):
 
     async def _insert_dataset(self, dataset: Dataset) -> bool:
         # docstring inherited
-        key = self._dataset_key(dataset.id)
-        [exists] = await self.conn.read([["EXISTS", key]])
-        if exists:
-            return False
-        batch = self.batch()
-        records.guard(batch, key, _DATASETS, None)
-        records.put(self, batch, key, _DATASETS, (ALL_DATASETS,), None, dataset.stored())
-        return await self.conn.apply(batch)
+        return await records.insert(
+            self, self._dataset_key(dataset.id), _DATASETS, (ALL_DATASETS,), dataset.stored()
+        )
 
     async def _get_dataset(self, dataset_id: str) -> Dataset | None:
         # docstring inherited
@@ -349,14 +346,13 @@ class RedisDatasets(RedisDomain, DatasetsDomain):
     async def _get_item(self, item_id: str, version: int | None) -> DatasetItem | None:
         # docstring inherited
         if version is None:
-            owner, raw = (await self._latest([item_id]))[item_id]
+            _, raw = (await self._latest([item_id]))[item_id]
             row = _item(raw) if raw else None
             return row if row is not None and is_current(row) else None
-        [owner] = await self.conn.read([["GET", self._item_pointer(item_id)]])
-        if owner is None:
-            return None
-        [raw] = await self.conn.read([["HGETALL", self._row_key(owner, item_id, version)]])
-        row = _item(raw) if raw else None
+        found = await records.locate(
+            self, self._item_pointer(item_id), lambda d: self._row_key(d, item_id, version)
+        )
+        row = _item(found[1]) if found is not None else None
         return row if row is not None and not row.is_deleted else None
 
     async def _list_items(self, query: ItemQuery) -> tuple[list[DatasetItem], int | None]:
@@ -444,6 +440,12 @@ class RedisDatasets(RedisDomain, DatasetsDomain):
     async def _import(self, table: str, records_: list[Record]) -> None:
         # docstring inherited
         for record in records_:
+            if isinstance(record, Dataset):
+                await records.upsert(
+                    self, self._dataset_key(record.id), _DATASETS, (ALL_DATASETS,),
+                    record.stored(),
+                )
+                continue
 
             async def attempt(r: Record = record) -> bool | None:
                 return await self._import_one(r)
@@ -452,12 +454,7 @@ class RedisDatasets(RedisDomain, DatasetsDomain):
 
     async def _import_one(self, record: Record) -> bool | None:
         batch = self.batch()
-        if isinstance(record, Dataset):
-            key = self._dataset_key(record.id)
-            [raw] = await self.conn.read([["HGETALL", key]])
-            records.guard(batch, key, _DATASETS, raw)
-            records.put(self, batch, key, _DATASETS, (ALL_DATASETS,), raw, record.stored())
-        elif isinstance(record, DatasetItem):
+        if isinstance(record, DatasetItem):
             key = self._row_key(record.dataset_id, record.id, record.dataset_version)
             [raw] = await self.conn.read([["HGETALL", key]])
             records.guard(batch, key, _ITEMS, raw)

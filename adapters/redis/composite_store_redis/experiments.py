@@ -97,12 +97,9 @@ class RedisExperiments(RedisDomain, ExperimentsDomain):
 
     async def _locate(self, result_id: str) -> tuple[str, dict[str, str]] | None:
         """(result key, its hash) of a result id, or None."""
-        [experiment_id] = await self.conn.read([["GET", self._pointer(result_id)]])
-        if experiment_id is None:
-            return None
-        key = self._result_key(experiment_id, result_id)
-        [raw] = await self.conn.read([["HGETALL", key]])
-        return (key, raw) if raw else None
+        return await records.locate(
+            self, self._pointer(result_id), lambda e: self._result_key(e, result_id)
+        )
 
     async def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited
@@ -117,16 +114,13 @@ class RedisExperiments(RedisDomain, ExperimentsDomain):
 
     async def _insert_experiment(self, experiment: Experiment) -> bool:
         # docstring inherited
-        key = self._experiment_key(experiment.id)
-        [exists] = await self.conn.read([["EXISTS", key]])
-        if exists:
-            return False
-        batch = self.batch()
-        records.guard(batch, key, _EXPERIMENTS, None)
-        records.put(
-            self, batch, key, _EXPERIMENTS, EXPERIMENT_INDEXES, None, experiment.stored()
+        return await records.insert(
+            self,
+            self._experiment_key(experiment.id),
+            _EXPERIMENTS,
+            EXPERIMENT_INDEXES,
+            experiment.stored(),
         )
-        return await self.conn.apply(batch)
 
     async def _get_experiment(self, experiment_id: str) -> Experiment | None:
         # docstring inherited
@@ -363,23 +357,15 @@ class RedisExperiments(RedisDomain, ExperimentsDomain):
         # docstring inherited
         for record in records_:
             if isinstance(record, Experiment):
-                await self._import_experiment(record)
+                await records.upsert(
+                    self,
+                    self._experiment_key(record.id),
+                    _EXPERIMENTS,
+                    EXPERIMENT_INDEXES,
+                    record.stored(),
+                )
             elif isinstance(record, ExperimentResult):
                 await self._import_result(record)
-
-    async def _import_experiment(self, experiment: Experiment) -> None:
-        key = self._experiment_key(experiment.id)
-
-        async def attempt() -> bool | None:
-            [raw] = await self.conn.read([["HGETALL", key]])
-            batch = self.batch()
-            records.guard(batch, key, _EXPERIMENTS, raw)
-            records.put(
-                self, batch, key, _EXPERIMENTS, EXPERIMENT_INDEXES, raw, experiment.stored()
-            )
-            return await self.conn.apply(batch) or None
-
-        await self.optimistic(attempt, f"import experiment {experiment.id!r}")
 
     async def _import_result(self, result: ExperimentResult) -> None:
         experiment_id = result.experiment_id

@@ -369,16 +369,18 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
         low, high = _range(f.ended_at if ended else f.started_at, ended=ended)
         w = query.window
         count = None if w.limit is None else w.limit + 1
+        bounds: dict[str, Any] = {
+            "low": low,
+            "high": high,
+            "reverse": query.descending,
+            "offset": w.offset,
+            "count": count,
+            "total": query.count,
+        }
         index = TRACE_LISTINGS.get((frozenset(facets), query.order_field))
         if index is not None and len(tags) <= 1:
             page = await self.conn.page(
-                *self.index_set(index, [facets[c] for c in index.partition]),
-                low=low,
-                high=high,
-                reverse=query.descending,
-                offset=w.offset,
-                count=count,
-                total=query.count,
+                *self.index_set(index, [facets[c] for c in index.partition]), **bounds
             )
         else:
             # Several facets or tags: the intersection of their one-facet sets.
@@ -391,12 +393,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
                     for name, v in wanted_sets
                 ],
                 self.keys.scratch("ai_spans", GLOBAL_TAG),
-                low=low,
-                high=high,
-                reverse=query.descending,
-                offset=w.offset,
-                count=count,
-                total=query.count,
+                **bounds,
             )
         pairs = [unpack(m) for m in page.members]
         found = await self.conn.read([["HGETALL", self._span_key(t, s)] for t, s in pairs])

@@ -95,11 +95,10 @@ class RedisWorkflowDefinitions(RedisDomain, WorkflowDefinitionsDomain):
         return f"{self.keys.pointer(_V, VERSION_NUMBER, definition_id)}:{number}"
 
     async def _version_raw(self, version_id: str) -> dict[str, str] | None:
-        [definition_id] = await self.conn.read([["GET", self._pointer(version_id)]])
-        if definition_id is None:
-            return None
-        [raw] = await self.conn.read([["HGETALL", self._version_key(definition_id, version_id)]])
-        return raw or None
+        found = await records.locate(
+            self, self._pointer(version_id), lambda d: self._version_key(d, version_id)
+        )
+        return None if found is None else found[1]
 
     async def read_raw(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         # docstring inherited
@@ -107,23 +106,18 @@ class RedisWorkflowDefinitions(RedisDomain, WorkflowDefinitionsDomain):
         self._known_table(table)
         if table == "workflow_definitions":
             return await self._raw(table, self._def_key(key["id"]))
-        [definition_id] = await self.conn.read([["GET", self._pointer(key["id"])]])
-        if definition_id is None:
-            return None
-        return await self._raw(table, self._version_key(definition_id, key["id"]))
+        found = await records.locate(
+            self, self._pointer(key["id"]), lambda d: self._version_key(d, key["id"])
+        )
+        return None if found is None else await self._raw(table, found[0])
 
     # -- definitions -------------------------------------------------------------------------------
 
     async def _insert_definition(self, definition: WorkflowDefinition) -> bool:
         # docstring inherited
-        key = self._def_key(definition.id)
-        [raw] = await self.conn.read([["HGETALL", key]])
-        if raw:
-            return False
-        batch = self.batch()
-        records.guard(batch, key, _DEFS, None)
-        records.put(self, batch, key, _DEFS, DEF_INDEXES, None, definition.stored())
-        return await self.conn.apply(batch)
+        return await records.insert(
+            self, self._def_key(definition.id), _DEFS, DEF_INDEXES, definition.stored()
+        )
 
     async def _get_definition(self, definition_id: str) -> WorkflowDefinition | None:
         # docstring inherited
@@ -320,21 +314,11 @@ class RedisWorkflowDefinitions(RedisDomain, WorkflowDefinitionsDomain):
         # docstring inherited
         for record in records_:
             if isinstance(record, WorkflowDefinition):
-                await self._import_definition(record)
+                await records.upsert(
+                    self, self._def_key(record.id), _DEFS, DEF_INDEXES, record.stored()
+                )
             elif isinstance(record, WorkflowDefinitionVersion):
                 await self._import_version(record)
-
-    async def _import_definition(self, definition: WorkflowDefinition) -> None:
-        key = self._def_key(definition.id)
-
-        async def attempt() -> bool | None:
-            [raw] = await self.conn.read([["HGETALL", key]])
-            batch = self.batch()
-            records.guard(batch, key, _DEFS, raw)
-            records.put(self, batch, key, _DEFS, DEF_INDEXES, raw, definition.stored())
-            return await self.conn.apply(batch) or None
-
-        await self.optimistic(attempt, f"import workflow definition {definition.id!r}")
 
     async def _import_version(self, version: WorkflowDefinitionVersion) -> None:
         definition_id = version.workflow_definition_id
