@@ -115,7 +115,7 @@ def test_options_are_validated() -> None:
         RedisStore("redis+cluster://127.0.0.1:7000/3")
     with pytest.raises(ValidationError, match="ttl_memory"):
         RedisStore("redis://127.0.0.1:6379/0?ttl_memory=-1")
-    with pytest.raises(ValidationError, match="unknown domain 'datasets'"):
+    with pytest.raises(ValidationError, match="no TTL for domain 'datasets'"):
         RedisStore("redis://127.0.0.1:6379/0", ttl={"datasets": 10})
     with pytest.raises(ValidationError, match="cluster"):
         RedisStore("redis://127.0.0.1:6379/0?cluster=maybe")
