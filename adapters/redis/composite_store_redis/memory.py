@@ -19,7 +19,9 @@ Layout (``T`` = prefixed table name, e.g. ``mastra_threads``):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -149,6 +151,19 @@ class RedisMemory(RedisDomain, MemoryDomain):
 
     def _resource_key(self, resource_id: str) -> str:
         return self.keys.record("resources", resource_id)
+
+    async def _init(self) -> None:
+        await super()._init()
+        # Threads an older release wrote have no metadata sets: a filter would miss them, so
+        # it is refused on such a key space (copy it into a fresh prefix to get the sets).
+        [listed] = await self.conn.read([["HGET", self.keys.catalog("threads"), "indexes"]])
+        names = {name for name, _, _ in json.loads(listed or "[]")}
+        if f"{self.keys.table('threads')}_{META_ALL.name}" not in names:
+            setattr(  # noqa: B010
+                self,
+                "capabilities",
+                dataclasses.replace(self.capabilities, metadata_filters=False),
+            )
 
     async def read_raw(self, table: str, key: Any) -> dict[str, Any] | None:
         # docstring inherited

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -423,3 +424,23 @@ def test_a_metadata_filter_intersects_sets_of_one_slot() -> None:
     across += [keys.index(META_ALL, [GLOBAL_TAG, p]) for p in pairs]
     assert same_slot([keys.scratch("threads", GLOBAL_TAG), *across])
     assert metadata_pair("n", 1) != metadata_pair("n", "1")
+
+
+def test_metadata_filters_are_off_on_threads_an_older_release_wrote() -> None:
+    url = _server(cluster=False)
+
+    async def main() -> None:
+        async with _store(url) as store:
+            keys, conn = store.connection.keys, store.connection
+            catalog = keys.catalog("threads")
+            [listed] = await conn.read([["HGET", catalog, "indexes"]])
+            older = [i for i in json.loads(listed) if "_meta_" not in i[0]]
+            await conn.read([["HSET", catalog, "indexes", json.dumps(older)]])
+            memory = RedisStore(client=conn.client, prefix=keys.prefix).memory
+            await memory.init()
+            assert memory.capabilities.metadata_filters is False
+            with pytest.raises(UnsupportedOperationError, match="metadata_filters"):
+                await memory.list_threads(filter={"metadata": {"k": "v"}})
+            assert store.memory.capabilities.metadata_filters is True
+
+    asyncio.run(main())
