@@ -2,12 +2,7 @@
 (``COMPOSITE_STORE_TEST_REDIS_URL``, else the local server, else a throwaway one)."""
 
 import pytest
-from composite_store_conformance import (
-    DatasetsSuite,
-    ExperimentsSuite,
-    WorkflowDefinitionsSuite,
-    suite_classes,
-)
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
@@ -19,6 +14,4 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(redis.session_url(request))
 
 
-# Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
-globals().update(suite_classes("Redis", without=NOT_OFFERED))
+globals().update(suite_classes("Redis"))

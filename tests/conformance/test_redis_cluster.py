@@ -3,12 +3,7 @@
 session."""
 
 import pytest
-from composite_store_conformance import (
-    DatasetsSuite,
-    ExperimentsSuite,
-    WorkflowDefinitionsSuite,
-    suite_classes,
-)
+from composite_store_conformance import suite_classes
 
 from composite_store import open_store
 from composite_store.store import Store
@@ -20,6 +15,4 @@ def cs_store_factory(request: pytest.FixtureRequest) -> Store:
     return open_store(redis.session_url(request, cluster=True))
 
 
-# Redis offers no workflow definitions, datasets or experiments: their suites would only skip.
-NOT_OFFERED = (WorkflowDefinitionsSuite, DatasetsSuite, ExperimentsSuite)
-globals().update(suite_classes("RedisCluster", without=NOT_OFFERED))
+globals().update(suite_classes("RedisCluster"))

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["REDIS_DOMAINS", "PageResult", "RedisConnection", "parse_ttl"]
 
-#: The domains this adapter offers (a key-value model serves them from sorted-set indexes).
+#: The domains whose records can expire (``ttl``). Workflow definitions, datasets and
+#: experiments never do: a version history with expired rows would no longer be one.
 REDIS_DOMAINS = ("memory", "workflows", "scores", "observability")
 _SCHEMES = {"redis": False, "rediss": False, "redis+cluster": True, "rediss+cluster": True}
 
@@ -133,7 +134,8 @@ class RedisConnection:
     def _ttl_domain(domain: Any) -> None:
         if domain not in REDIS_DOMAINS:
             raise ValidationError(
-                f"ttl: unknown domain {domain!r}; the Redis store offers {', '.join(REDIS_DOMAINS)}"
+                f"ttl: no TTL for domain {domain!r}; the Redis store expires records of "
+                f"{', '.join(REDIS_DOMAINS)} only"
             )
 
     def _client_url(self, url: str) -> tuple[str, bool]:
@@ -175,7 +177,7 @@ class RedisConnection:
                     if self.cluster:
                         await self._client.initialize()
             if not self._scripts:
-                for name in ("APPLY", "PAGE", "WINDOW", "RUN_META"):
+                for name in ("APPLY", "INTERSECT", "PAGE", "WINDOW", "RUN_META"):
                     self._scripts[name] = self.client.register_script(getattr(scripts, name))
 
     async def close(self) -> None:

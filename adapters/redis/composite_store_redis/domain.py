@@ -52,6 +52,9 @@ class RedisDomain(Transferable, Migratable, Inspectable):
     indexes: ClassVar[tuple[SortedIndex, ...]] = ()
     #: Lookup keys (``T:<name>:{value}``): table -> (name, column of ``value``, column held).
     pointers: ClassVar[tuple[tuple[str, str, str, str], ...]] = ()
+    #: Unique keys kept as one string key per value (``T:<name>:{first}:<rest>``): table ->
+    #: (name, columns).
+    uniques: ClassVar[tuple[tuple[str, str, tuple[str, ...]], ...]] = ()
     standalone_capabilities: ClassVar[Capabilities] = Capabilities()
     cluster_capabilities: ClassVar[Capabilities] = Capabilities()
     batch_limits: ClassVar[Mapping[str, int]] = {"ids": BATCH_CHUNK}
@@ -139,6 +142,11 @@ class RedisDomain(Transferable, Migratable, Inspectable):
                 + [
                     [f"{self.keys.table(name)}_{p_name}", [column], True]
                     for t, p_name, column, _ in self.pointers
+                    if t == name
+                ]
+                + [
+                    [f"{self.keys.table(name)}_{u_name}", list(columns), True]
+                    for t, u_name, columns in self.uniques
                     if t == name
                 ]
             ),

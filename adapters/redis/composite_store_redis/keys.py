@@ -195,6 +195,10 @@ class Keys:
         """A lookup key (``T:<name>:{value}``): which group holds the record ``value``."""
         return f"{self.table(base)}:{name}:{{{escape(value)}}}"
 
+    def scratch(self, base: str, tag: str) -> str:
+        """A key a script fills and deletes within one call, on the slot of hash tag ``tag``."""
+        return f"{self.table(base)}:scratch:{{{escape(tag)}}}"
+
     def catalog(self, base: str) -> str:
         """The hash where ``init()`` records the layout of documented table ``base``."""
         return f"{self.table(base)}:catalog"

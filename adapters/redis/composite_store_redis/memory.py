@@ -9,13 +9,20 @@ Layout (``T`` = prefixed table name, e.g. ``mastra_threads``):
   lookups by id and for moves);
 - threads are listed from ``resourceid_createdat_idx`` / ``resourceid_updatedat_idx`` (one set
   per resource) and ``createdat_idx`` / ``updatedat_idx`` (all threads);
+- metadata filters: ``meta_resourceid_meta_createdat_idx:{<resource id>}:<pair>`` (a
+  resource's threads holding one metadata key/value pair, ``<pair>`` its JSON ``["k",v]``)
+  and ``meta_all_meta_createdat_idx:{*}:<pair>`` (every resource's); a filter intersects them
+  with the listing's order set in the slot they share (``scratch:{...}``, deleted at once);
 - a resource is ``mastra_resources:{<resource id>}``, listed by ``createdat_idx`` (all
   resources).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from composite_store.domains.base import Capabilities
@@ -26,7 +33,7 @@ from composite_store.domains.memory import (
     resource_after_update,
     thread_after_update,
 )
-from composite_store.errors import NotFoundError, UnsupportedOperationError
+from composite_store.errors import NotFoundError
 from composite_store.records.base import Record, now_utc
 from composite_store.records.memory import Message, MessageContent, Resource, Thread
 from composite_store.records.trusted import RowReader, row_reader
@@ -35,13 +42,15 @@ from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import (
     decode_record,
+    dump_json,
     encode_record,
     from_stored,
     iso,
     score_range,
 )
 from composite_store_redis.domain import RedisDomain
-from composite_store_redis.keys import pack, sorted_index, unpack
+from composite_store_redis.intersect import intersect_page
+from composite_store_redis.keys import GLOBAL_TAG, pack, sorted_index, unpack
 
 __all__ = ["RedisMemory"]
 
@@ -50,7 +59,21 @@ BY_RESOURCE = sorted_index("threads", ["resourceId"], "createdAt", ["id"])
 BY_RESOURCE_UPDATED = sorted_index("threads", ["resourceId"], "updatedAt", ["id"])
 ALL_THREADS = sorted_index("threads", [], "createdAt", ["id"])
 ALL_THREADS_UPDATED = sorted_index("threads", [], "updatedAt", ["id"])
-THREAD_INDEXES = (BY_RESOURCE, BY_RESOURCE_UPDATED, ALL_THREADS, ALL_THREADS_UPDATED)
+_ALL, _META = "_all", "_meta"
+#: Threads by one metadata key/value pair (``_meta``: :func:`metadata_pair`), within a resource
+#: (on the resource's slot) and across resources (on the ``{*}`` slot of the whole-table sets):
+#: a metadata filter intersects them with the listing's order set, one slot either way.
+META_BY_RESOURCE = sorted_index(
+    "threads", ["resourceId", _META], "createdAt", ["id"], derived=(_META,), kind="meta"
+)
+META_ALL = sorted_index(
+    "threads", [_ALL, _META], "createdAt", ["id"], derived=(_ALL, _META), kind="meta"
+)
+THREAD_INDEXES = (
+    BY_RESOURCE, BY_RESOURCE_UPDATED, ALL_THREADS, ALL_THREADS_UPDATED, META_BY_RESOURCE, META_ALL
+)
+#: Longest JSON of a metadata pair kept as is in its set's key; longer ones are hashed.
+_PAIR_MAX = 200
 BY_THREAD = sorted_index("messages", ["thread_id"], "createdAt", ["id"])
 BY_THREAD_RESOURCE = sorted_index("messages", ["thread_id", "resourceId"], "createdAt", ["id"])
 MESSAGE_INDEXES = (BY_THREAD, BY_THREAD_RESOURCE)
@@ -61,6 +84,24 @@ RESOURCE_INDEXES = (ALL_RESOURCES,)
 _THREAD_CHUNK = 100
 #: message id -> thread id
 MESSAGE_THREAD = "id_thread_id_idx"
+
+
+def metadata_pair(key: str, value: Any) -> str:
+    """How one metadata key/value pair names its index set: its JSON (``["kind","x"]``), or
+    the SHA-1 of a long one."""
+    text = dump_json([key, value])
+    if len(text) <= _PAIR_MAX:
+        return text
+    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def _indexed(stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A thread's stored values plus the derived ones its metadata sets partition by."""
+    if stored is None:
+        return None
+    metadata = stored.get("metadata")
+    pairs = [metadata_pair(k, v) for k, v in metadata.items()] if metadata else []
+    return {**stored, _ALL: GLOBAL_TAG, _META: pairs or None}
 
 
 def _thread(fields: dict[str, str]) -> Thread:
@@ -77,14 +118,11 @@ def _message(fields: dict[str, str]) -> Message:
     return _message_of(decode_record(_MESSAGES, fields))
 
 
-_NO_METADATA_INDEX = (
-    "no sorted set indexes thread metadata pairs; serving the filter would scan every thread "
-    "of the resource (docs/redis.md)"
-)
 _CROSS_SLOT = (
     "on Redis Cluster a batch over several threads spans hash slots: each thread's part is "
     "atomic, the whole is not"
 )
+
 
 class RedisMemory(RedisDomain, MemoryDomain):
     """Threads, messages and resources on Redis (standalone or cluster)."""
@@ -98,18 +136,15 @@ class RedisMemory(RedisDomain, MemoryDomain):
         compare_and_set=True,
         transactions=True,
         sort_threads=True,
-        reasons={"metadata_filters": _NO_METADATA_INDEX},
+        metadata_filters=True,
     )
     # A batch spanning threads spans slots: each thread's part stays atomic, the whole does not.
     cluster_capabilities: ClassVar[Capabilities] = Capabilities(
         concurrent_updates=True,
         compare_and_set=True,
         sort_threads=True,
-        reasons={
-            "atomic_batches": _CROSS_SLOT,
-            "transactions": _CROSS_SLOT,
-            "metadata_filters": _NO_METADATA_INDEX,
-        },
+        metadata_filters=True,
+        reasons={"atomic_batches": _CROSS_SLOT, "transactions": _CROSS_SLOT},
     )
 
     # -- keys --------------------------------------------------------------------------------------
@@ -125,6 +160,19 @@ class RedisMemory(RedisDomain, MemoryDomain):
 
     def _resource_key(self, resource_id: str) -> str:
         return self.keys.record("resources", resource_id)
+
+    async def _init(self) -> None:
+        await super()._init()
+        # Threads an older release wrote have no metadata sets: a filter would miss them, so
+        # it is refused on such a key space (copy it into a fresh prefix to get the sets).
+        [listed] = await self.conn.read([["HGET", self.keys.catalog("threads"), "indexes"]])
+        names = {name for name, _, _ in json.loads(listed or "[]")}
+        if f"{self.keys.table('threads')}_{META_ALL.name}" not in names:
+            setattr(  # noqa: B010
+                self,
+                "capabilities",
+                dataclasses.replace(self.capabilities, metadata_filters=False),
+            )
 
     async def read_raw(self, table: str, key: Any) -> dict[str, Any] | None:
         # docstring inherited
@@ -157,8 +205,14 @@ class RedisMemory(RedisDomain, MemoryDomain):
             [old] = await self.conn.read([["HGETALL", key]])
             batch = self.batch()
             batch.expect_field(key, "resourceId", old.get("resourceId") if old else None)
+            batch.expect_field(key, "metadata", old.get("metadata") if old else None)
             batch.put_record(key, encode_record(_THREADS, new))
-            self.reindex(batch, THREAD_INDEXES, decode_record(_THREADS, old) if old else None, new)
+            self.reindex(
+                batch,
+                THREAD_INDEXES,
+                _indexed(decode_record(_THREADS, old) if old else None),
+                _indexed(new),
+            )
             return await self.conn.apply(batch) or None
 
         await self.optimistic(attempt, f"save_thread({thread.id!r})")
@@ -187,7 +241,9 @@ class RedisMemory(RedisDomain, MemoryDomain):
             for name in ("resourceId", "metadata", "title", "createdAt"):
                 batch.expect_field(key, name, raw.get(name))
             batch.put_record(key, encode_record(_THREADS, updated.stored()))
-            self.reindex(batch, THREAD_INDEXES, current.stored(), updated.stored())
+            self.reindex(
+                batch, THREAD_INDEXES, _indexed(current.stored()), _indexed(updated.stored())
+            )
             return (updated,) if await self.conn.apply(batch) else None
 
         (result,) = await self.optimistic(attempt, f"update_thread({thread_id!r})")
@@ -211,7 +267,7 @@ class RedisMemory(RedisDomain, MemoryDomain):
             batch.expect_field(key, "resourceId", raw.get("resourceId") if raw else None)
             if raw:
                 batch.delete(key)
-                self.reindex(batch, THREAD_INDEXES, decode_record(_THREADS, raw), None)
+                self.reindex(batch, THREAD_INDEXES, _indexed(decode_record(_THREADS, raw)), None)
             assert page.records is not None
             for member, fields in zip(page.members, page.records, strict=True):
                 message_id = unpack(member)[0]
@@ -235,11 +291,6 @@ class RedisMemory(RedisDomain, MemoryDomain):
 
     async def _list_threads(self, query: ThreadQuery) -> tuple[list[Thread], int | None]:
         # docstring inherited
-        if query.metadata:
-            raise UnsupportedOperationError(
-                "redis cannot filter threads by metadata (capability metadata_filters is off: "
-                "no index serves it); filter by resource_id, or route memory to a SQL store"
-            )
         if query.resource_id is not None:
             index = BY_RESOURCE if query.order_field == "createdAt" else BY_RESOURCE_UPDATED
             values = [query.resource_id]
@@ -247,13 +298,34 @@ class RedisMemory(RedisDomain, MemoryDomain):
             index = ALL_THREADS if query.order_field == "createdAt" else ALL_THREADS_UPDATED
             values = []
         w = query.window
-        page = await self.conn.page(
-            *self.index_set(index, values),
-            reverse=query.descending,
-            offset=w.offset,
-            count=w.fetch,
-            total=query.count,
-        )
+        count = w.fetch
+        if query.metadata:
+            meta, tag = (
+                (META_BY_RESOURCE, query.resource_id)
+                if query.resource_id is not None
+                else (META_ALL, GLOBAL_TAG)
+            )
+            sets = [self.keys.index(index, values)] + [
+                self.keys.index(meta, [tag, metadata_pair(k, v)])
+                for k, v in query.metadata.items()
+            ]
+            page = await intersect_page(
+                self.conn,
+                sets,
+                self.keys.scratch("threads", tag),
+                reverse=query.descending,
+                offset=w.offset,
+                count=count,
+                total=query.count,
+            )
+        else:
+            page = await self.conn.page(
+                *self.index_set(index, values),
+                reverse=query.descending,
+                offset=w.offset,
+                count=count,
+                total=query.count,
+            )
         ids = [unpack(m)[0] for m in page.members]
         found = await self.conn.read([["HGETALL", self._thread_key(t)] for t in ids])
         # An entry whose thread is gone (or moved) was left by a partly applied cluster write.
@@ -262,6 +334,8 @@ class RedisMemory(RedisDomain, MemoryDomain):
             for raw in found
             if raw and (query.resource_id is None or raw.get("resourceId") == query.resource_id)
         ]
+        if query.metadata:
+            threads = [t for t in threads if _has_metadata(t.metadata, query.metadata)]
         return threads, page.total
 
     # -- messages ----------------------------------------------------------------------------------
@@ -588,6 +662,14 @@ class RedisMemory(RedisDomain, MemoryDomain):
         for member in threads.members:
             total += await transfer.count_index(self, BY_THREAD, [unpack(member)[0]])
         return total
+
+
+def _has_metadata(metadata: Mapping[str, Any] | None, wanted: Mapping[str, Any]) -> bool:
+    """Whether ``metadata`` holds every wanted pair, values compared as JSON (1 is not "1")."""
+    return all(
+        metadata is not None and k in metadata and dump_json(metadata[k]) == dump_json(v)
+        for k, v in wanted.items()
+    )
 
 
 def _resource(fields: dict[str, str]) -> Resource:

@@ -5,8 +5,9 @@ by startedAt, root spans, spans with an error) and the trace's revision counter
 (``trace_rev``, bumped by every write, guarding concurrent writers) share the trace's slot.
 Traces are listed from sets of root spans, one per filter facet and value (a text column, the
 entity pair, the status, has-child-error, one tag), each in two orders: startedAt, and endedAt
-with running traces at ``+inf``. A listing whose filters no single set serves (two facets,
-several tags, a date range on the other order field, JSON key/value filters) raises
+with running traces at ``+inf``. Filters no single set serves (two facets, several tags) are
+served by the intersection of their one-facet sets (``composite_store_redis.intersect``); a
+date range on the other order field and JSON key/value filters raise
 ``UnsupportedOperationError`` instead of scanning.
 
 OpenTelemetry spans: ``mastra_traces:{<id>}``, listed from lexicographic sets (members are the
@@ -41,7 +42,8 @@ from composite_store_redis import transfer
 from composite_store_redis.batch import Batch
 from composite_store_redis.codec import decode_record, encode_record, from_stored, millis
 from composite_store_redis.domain import RedisDomain
-from composite_store_redis.keys import SortedIndex, pack, sorted_index, unpack
+from composite_store_redis.intersect import intersect_page
+from composite_store_redis.keys import GLOBAL_TAG, SortedIndex, pack, sorted_index, unpack
 
 __all__ = ["RedisObservability"]
 
@@ -367,12 +369,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
         if f.has_child_error is not None:
             facets[_HCE] = "true" if f.has_child_error else "false"
         tags = list(dict.fromkeys(f.tags or []))
-        if len(tags) > 1:
-            raise UnsupportedOperationError(
-                "redis lists traces by one tag at a time (no index intersects tag sets); "
-                f"got {tags}"
-            )
-        if tags:
+        if len(tags) == 1:
             facets[_TAG] = tags[0]
         ended = query.order_field == "endedAt"
         other = f.started_at if ended else f.ended_at
@@ -384,24 +381,34 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
                 f"redis bounds traces by the field they are ordered by; order by "
                 f"{'startedAt' if ended else 'endedAt'} to filter on it"
             )
-        index = TRACE_LISTINGS.get((frozenset(facets), query.order_field))
-        if index is None:
-            raise UnsupportedOperationError(
-                f"redis has no index for traces filtered by {_describe(facets)}: it serves one "
-                "filter at a time (a text field, status, has_child_error or one tag), or "
-                "entity_type with entity_id or entity_name"
-            )
         low, high = _range(f.ended_at if ended else f.started_at, ended=ended)
         w = query.window
-        page = await self.conn.page(
-            *self.index_set(index, [facets[c] for c in index.partition]),
-            low=low,
-            high=high,
-            reverse=query.descending,
-            offset=w.offset,
-            count=w.fetch,
-            total=query.count,
-        )
+        bounds: dict[str, Any] = {
+            "low": low,
+            "high": high,
+            "reverse": query.descending,
+            "offset": w.offset,
+            "count": w.fetch,
+            "total": query.count,
+        }
+        index = TRACE_LISTINGS.get((frozenset(facets), query.order_field))
+        if index is not None and len(tags) <= 1:
+            page = await self.conn.page(
+                *self.index_set(index, [facets[c] for c in index.partition]), **bounds
+            )
+        else:
+            # Several facets or tags: the intersection of their one-facet sets.
+            wanted_sets = [(name, value) for name, value in facets.items() if name != _TAG]
+            wanted_sets += [(_TAG, tag) for tag in tags]
+            page = await intersect_page(
+                self.conn,
+                [
+                    self.keys.index(TRACE_LISTINGS[(frozenset([name]), query.order_field)], [v])
+                    for name, v in wanted_sets
+                ],
+                self.keys.scratch("ai_spans", GLOBAL_TAG),
+                **bounds,
+            )
         pairs = [unpack(m) for m in page.members]
         found = await self.conn.read([["HGETALL", self._span_key(t, s)] for t, s in pairs])
         spans = [_span(raw) for raw in found if raw]
@@ -413,6 +420,7 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
             if s.parent_span_id is None
             and all(s.stored().get(k) == v for k, v in wanted.items())
             and (f.status is None or s.status == f.status)
+            and all(tag in (s.tags or []) for tag in tags)
         ]
         return spans, page.total
 
@@ -503,11 +511,6 @@ class RedisObservability(RedisDomain, ObservabilityDomain):
 def unpack_all(members: Iterable[str]) -> list[str]:
     """The first packed value of each member."""
     return [unpack(m)[0] for m in members]
-
-
-def _describe(facets: Mapping[str, str]) -> str:
-    names = {_STATUS: "status", _HCE: "has_child_error", _TAG: "tags", _DONE: "ended_at"}
-    return ", ".join(sorted(names.get(k, k) for k in facets)) or "nothing"
 
 
 def _otel(fields: dict[str, str]) -> OtelSpan:

@@ -8,7 +8,7 @@ TTL companion) has passed, so no read ever sees an index entry of an expired rec
 
 from __future__ import annotations
 
-__all__ = ["APPLY", "PAGE", "RUN_META", "WINDOW"]
+__all__ = ["APPLY", "INTERSECT", "PAGE", "RUN_META", "WINDOW"]
 
 # Remove the members of KEYS[1] whose instant in companion KEYS[2] has passed (server clock).
 _PURGE = """
@@ -122,4 +122,28 @@ if v[3] then
 end
 return {v[1], v[2] and '1' or '0', v[2] or '', status and '1' or '0', status or '',
         v[3] and redis.sha1hex(v[3]) or ''}
+"""
+
+#: One page of the intersection of sorted sets of one slot, ordered by the scores of the first.
+#: KEYS: a scratch key (deleted before returning), the ordering set, the filter sets.
+#: ARGV: low, high (scores), reverse '1'|'0', offset, count (-1: all), count total '1'|'0'.
+#: Returns {total or -1, members}.
+INTERSECT = """
+local tmp = KEYS[1]
+local args = {'ZINTERSTORE', tmp, #KEYS - 1}
+for i = 2, #KEYS do args[#args + 1] = KEYS[i] end
+args[#args + 1] = 'WEIGHTS'
+args[#args + 1] = 1
+for i = 3, #KEYS do args[#args + 1] = 0 end
+redis.call(unpack(args))
+local members
+if ARGV[3] == '1' then
+  members = redis.call('ZRANGE', tmp, ARGV[2], ARGV[1], 'BYSCORE', 'REV', 'LIMIT', ARGV[4], ARGV[5])
+else
+  members = redis.call('ZRANGE', tmp, ARGV[1], ARGV[2], 'BYSCORE', 'LIMIT', ARGV[4], ARGV[5])
+end
+local total = -1
+if ARGV[6] == '1' then total = redis.call('ZCOUNT', tmp, ARGV[1], ARGV[2]) end
+redis.call('DEL', tmp)
+return {total, members}
 """

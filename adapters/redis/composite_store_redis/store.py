@@ -13,10 +13,13 @@ from composite_store.schema import DEFAULT_PREFIX
 from composite_store.store import Store
 from composite_store.urls import check_options
 from composite_store_redis.connection import RedisConnection
+from composite_store_redis.datasets import RedisDatasets
 from composite_store_redis.domain import RedisDomain
+from composite_store_redis.experiments import RedisExperiments
 from composite_store_redis.memory import RedisMemory
 from composite_store_redis.observability import RedisObservability
 from composite_store_redis.scores import RedisScores
+from composite_store_redis.workflow_definitions import RedisWorkflowDefinitions
 from composite_store_redis.workflows import RedisWorkflows
 
 __all__ = ["RedisStore"]
@@ -33,33 +36,25 @@ CLIENT_OPTIONS = frozenset(
 )
 
 class RedisStore(Store):
-    """Memory, workflows, scores and observability on one Redis or Redis Cluster.
+    """Every domain on one Redis or Redis Cluster.
 
     ``RedisStore("redis://127.0.0.1:6379/0")``, ``RedisStore("redis+cluster://host:7000")``, or
     ``RedisStore(client=Redis(..., decode_responses=True))`` with a client the caller owns.
     Options (keywords or URL query parameters): ``prefix`` (key prefix, default ``mastra_``),
     ``ttl`` (seconds, every domain) and ``ttl_<domain>``; ``cluster=true`` on a ``redis://``
     URL. Other keywords go to redis-py's ``from_url`` (``socket_timeout``, ``max_connections``).
-    Redis does not offer datasets, experiments or workflow definitions.
     """
 
     backend = "redis"
-    known_gaps: Mapping[str, str] = {
-        # Listings no single sorted set serves: the adapter raises UnsupportedOperationError
-        # rather than scan (docs/redis.md).
-        "test_list_traces_filters_combine_with_and": (
-            "two text filters at once need an index intersection; Redis serves one facet (or "
-            "the entity pair) per listing"
-        ),
-        "test_list_traces_tags_must_all_be_present": (
-            "several tags at once need a set intersection; Redis serves one tag per listing"
-        ),
-    }
+    known_gaps: Mapping[str, str] = {}
     domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
         "memory": RedisMemory,
         "workflows": RedisWorkflows,
+        "workflow_definitions": RedisWorkflowDefinitions,
         "scores": RedisScores,
         "observability": RedisObservability,
+        "datasets": RedisDatasets,
+        "experiments": RedisExperiments,
     }
 
     @classmethod

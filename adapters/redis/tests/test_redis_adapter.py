@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -106,7 +107,7 @@ def test_url_forms_open_without_io(url: str, cluster: bool) -> None:
     assert "secret" not in repr(store) and "secret" not in str(store.describe())
     memory = store.get("memory")
     assert memory is not None and memory.capabilities.atomic_batches is not cluster
-    assert store.get("datasets") is None and store.get("experiments") is None
+    assert store.get("datasets") is not None and store.get("experiments") is not None
     assert get_adapter("redis+cluster") is RedisStore
 
 
@@ -115,7 +116,7 @@ def test_options_are_validated() -> None:
         RedisStore("redis+cluster://127.0.0.1:7000/3")
     with pytest.raises(ValidationError, match="ttl_memory"):
         RedisStore("redis://127.0.0.1:6379/0?ttl_memory=-1")
-    with pytest.raises(ValidationError, match="unknown domain 'datasets'"):
+    with pytest.raises(ValidationError, match="no TTL for domain 'datasets'"):
         RedisStore("redis://127.0.0.1:6379/0", ttl={"datasets": 10})
     with pytest.raises(ValidationError, match="cluster"):
         RedisStore("redis://127.0.0.1:6379/0?cluster=maybe")
@@ -211,6 +212,32 @@ async def _workload(store: RedisStore) -> None:
          "startTime": 1_715_938_200_123_456_789, "endTime": 1_715_938_200_123_456_799}
     ])
     await obs.list_otel_spans(filters={"scope": "s", "kind": 1})
+    await memory.list_threads(filter={"resource_id": "u1", "metadata": {"a": 1}})
+    await memory.list_threads(filter={"metadata": {"a": 1}})
+    await obs.list_traces(filters={"span_type": "AGENT_RUN", "tags": ["a", "b"]})
+    defs = store.workflow_definitions
+    await defs.create_workflow_definition(definition={"id": "d:1", "name": "d"})
+    v1 = await defs.create_version(workflow_definition_id="d:1", snapshot={"s": 1})
+    await defs.update_workflow_definition(id="d:1", active_version_id=v1.id)
+    await defs.list_versions(workflow_definition_id="d:1")
+    await defs.delete_workflow_definition(id="d:1")
+    datasets = store.datasets
+    await datasets.create_dataset(id="ds:1", name="ds")
+    await datasets.batch_insert_items(dataset_id="ds:1", items=[{"id": "i:1", "input": 1},
+                                                                {"id": "i2", "input": 2}])
+    await datasets.update_item(id="i:1", dataset_id="ds:1", input=3)
+    await datasets.delete_item(id="i2", dataset_id="ds:1")
+    await datasets.list_items(dataset_id="ds:1", version=1)
+    await datasets.get_item_history(item_id="i:1")
+    await datasets.delete_dataset(id="ds:1")
+    experiments = store.experiments
+    await experiments.create_experiment(id="e:1", target_type="agent", target_id="a")
+    result = await experiments.add_experiment_result(
+        experiment_id="e:1", item_id="i:1", input=1, started_at=started, completed_at=started
+    )
+    await experiments.update_experiment_result(id=result.id, status="reviewed")
+    await experiments.get_review_summary()
+    await experiments.delete_experiment(id="e:1")
 
 
 def test_every_script_call_stays_in_one_slot_on_a_cluster(
@@ -236,7 +263,7 @@ def test_every_script_call_stays_in_one_slot_on_a_cluster(
             await _workload(store)
 
     asyncio.run(main())
-    assert {name for name, _ in calls} >= {"APPLY", "PAGE", "WINDOW", "RUN_META"}
+    assert {name for name, _ in calls} >= {"APPLY", "INTERSECT", "PAGE", "WINDOW", "RUN_META"}
     crossing = [(n, k) for n, k in calls if len({slot(key) for key in k}) > 1]
     assert not crossing, crossing[:3]
 
@@ -316,21 +343,20 @@ def test_filters_no_index_serves_are_refused_not_scanned() -> None:
 
     async def main() -> None:
         async with _store(url) as store:
-            with pytest.raises(UnsupportedOperationError, match="metadata_filters"):
-                await store.memory.list_threads(filter={"metadata": {"k": "v"}})
             with pytest.raises(UnsupportedOperationError, match="span_attribute_filters"):
                 await store.observability.list_traces(filters={"attributes": {"k": "v"}})
-            with pytest.raises(UnsupportedOperationError, match="environment, userId"):
-                await store.observability.list_traces(
-                    filters={"user_id": "u", "environment": "prod"}
-                )
-            with pytest.raises(UnsupportedOperationError, match="one tag"):
-                await store.observability.list_traces(filters={"tags": ["a", "b"]})
             with pytest.raises(UnsupportedOperationError, match="order by endedAt"):
                 await store.observability.list_traces(
                     filters={"ended_at": {"start": datetime(2024, 1, 1, tzinfo=UTC)}}
                 )
-            # What an index does serve is served: the entity pair.
+            # What indexes serve is served: the entity pair, intersections of facets and tags,
+            # metadata filters.
+            page = await store.observability.list_traces(
+                filters={"user_id": "u", "environment": "prod", "tags": ["a", "b"]}
+            )
+            assert page.items == [] and page.total == 0
+            threads = await store.memory.list_threads(filter={"metadata": {"k": "v"}})
+            assert threads.items == [] and threads.total == 0
             page = await store.observability.list_traces(
                 filters={"entity_type": "agent", "entity_id": "a1"}
             )
@@ -377,3 +403,44 @@ def test_docs_redis_md_lists_every_index() -> None:
             "docs/redis.md is out of date with the adapter's indexes; run "
             "`uv run python -m composite_store_redis.layout_doc --write docs/redis.md`"
         )
+
+
+def test_a_metadata_filter_intersects_sets_of_one_slot() -> None:
+    from composite_store_redis.keys import GLOBAL_TAG, Keys, same_slot
+    from composite_store_redis.memory import (
+        ALL_THREADS,
+        BY_RESOURCE,
+        META_ALL,
+        META_BY_RESOURCE,
+        metadata_pair,
+    )
+
+    keys = Keys()
+    pairs = [metadata_pair("kind", "x"), metadata_pair("n", 1), metadata_pair("a:{b}", "w" * 500)]
+    within = [keys.index(BY_RESOURCE, ["u:1"])]
+    within += [keys.index(META_BY_RESOURCE, ["u:1", p]) for p in pairs]
+    assert same_slot([keys.scratch("threads", "u:1"), *within])
+    across = [keys.index(ALL_THREADS, [])]
+    across += [keys.index(META_ALL, [GLOBAL_TAG, p]) for p in pairs]
+    assert same_slot([keys.scratch("threads", GLOBAL_TAG), *across])
+    assert metadata_pair("n", 1) != metadata_pair("n", "1")
+
+
+def test_metadata_filters_are_off_on_threads_an_older_release_wrote() -> None:
+    url = _server(cluster=False)
+
+    async def main() -> None:
+        async with _store(url) as store:
+            keys, conn = store.connection.keys, store.connection
+            catalog = keys.catalog("threads")
+            [listed] = await conn.read([["HGET", catalog, "indexes"]])
+            older = [i for i in json.loads(listed) if "_meta_" not in i[0]]
+            await conn.read([["HSET", catalog, "indexes", json.dumps(older)]])
+            memory = RedisStore(client=conn.client, prefix=keys.prefix).memory
+            await memory.init()
+            assert memory.capabilities.metadata_filters is False
+            with pytest.raises(UnsupportedOperationError, match="metadata_filters"):
+                await memory.list_threads(filter={"metadata": {"k": "v"}})
+            assert store.memory.capabilities.metadata_filters is True
+
+    asyncio.run(main())
