@@ -317,3 +317,43 @@ def test_concurrent_first_update_resource_is_one_upsert(live: Live) -> None:
             assert stored.metadata == {f"k{i}": i for i in range(80)}
 
     live.run(probe())
+
+
+# -- errors from the tools: typed, never a traceback -------------------------------------------
+
+
+def test_an_unreachable_redis_cluster_is_backend_unavailable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from composite_store import BackendUnavailableError, cli, open_store
+    from tests.support.servers import free_port
+
+    url = f"redis+cluster://127.0.0.1:{free_port()}/0"
+
+    async def probe() -> None:
+        store = open_store(url)
+        try:
+            with pytest.raises(BackendUnavailableError, match="Redis Cluster"):
+                await store.init()
+        finally:
+            await store.close()
+
+    asyncio.run(probe())
+    assert cli.main(["check", url]) != 0
+    assert cli.main(["copy", "memory://", url]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "cannot be connected" in err
+
+
+def test_copy_refuses_a_huge_batch(live: Live) -> None:
+    live.clear("memory")
+    memory = live.domain("memory")
+
+    async def probe() -> None:
+        for limit in (2**63, MAX_PAGE + 1, 0):
+            with pytest.raises(ValidationError, match="limit"):
+                await memory.export_records(table="threads", limit=limit)
+        page = await memory.export_records(table="threads", limit=MAX_PAGE)
+        assert page is not None
+
+    live.run(probe())
