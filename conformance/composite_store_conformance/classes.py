@@ -9,6 +9,7 @@ from composite_store_conformance.base import Suite
 from composite_store_conformance.suite.test_capabilities import CapabilitiesSuite
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
+from composite_store_conformance.suite.test_isolation import IsolationSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
 from composite_store_conformance.suite.test_router import RouterSuite
@@ -23,6 +24,7 @@ __all__ = ["SUITES", "suite_classes"]
 #: Every suite, in the order a backend's test module runs them.
 SUITES: tuple[type[Suite], ...] = (
     MemorySuite,
+    IsolationSuite,
     WorkflowsSuite,
     ScoresSuite,
     WorkflowDefinitionsSuite,
