@@ -7,14 +7,17 @@ from typing import Any, Final
 
 from composite_store.errors import ValidationError
 from composite_store.records.base import coerce
+from composite_store.records.json import json_value
 from composite_store.rules.paging import Window, window_from
 from composite_store.types import Pagination, PerPage
 
 __all__ = [
     "UNSET",
     "given",
+    "json_object",
     "optional_id",
     "optional_int",
+    "optional_text",
     "page_window",
     "require_id",
     "require_ids",
@@ -42,6 +45,27 @@ def require_id(value: Any, what: str) -> str:
 def optional_id(value: Any, what: str) -> str | None:
     """Return ``value`` if it is None or a non-blank string, else raise ``ValidationError``."""
     return None if value is None else require_id(value, what)
+
+
+def optional_text(value: Any, what: str) -> str | None:
+    """Return ``value`` if it is None or a string (blank allowed), else raise: a dict such as
+    ``{"$ne": None}`` never reaches a backend's query language."""
+    if value is not None and not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def json_object(value: Any, what: str) -> dict[str, Any]:
+    """Return ``value`` as a plain JSON object (``records.json.json_value``), else raise
+    ``ValidationError``: NaN, infinities, non-string keys, values that are not JSON data and
+    nesting deeper than ``MAX_JSON_DEPTH`` never reach a write."""
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{what} must be a dict, got {type(value).__name__}")
+    try:
+        result: dict[str, Any] = json_value(dict(value))
+    except ValueError as exc:
+        raise ValidationError(f"invalid {what}: {exc}") from None
+    return result
 
 
 def require_list(value: Any, what: str) -> list[Any]:

@@ -26,6 +26,7 @@ from composite_store.domains.base import Domain
 from composite_store.errors import SchemaMismatchError, UnsupportedOperationError, ValidationError
 from composite_store.records.base import Record
 from composite_store.records.tables import record_type
+from composite_store.rules.paging import MAX_PAGE
 from composite_store.schema import TableSpec, tables_for
 from composite_store.schema.migrations import (
     Migration,
@@ -93,8 +94,10 @@ class Transferable(Domain):
         """
         self._check()
         spec = self._own_table(table)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValidationError(f"limit must be an integer >= 1, got {limit!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+            raise ValidationError(
+                f"limit must be an integer >= 1 and <= {MAX_PAGE}, got {limit!r}"
+            )
         if cursor is not None and not isinstance(cursor, str):
             raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
         records, following = await self._export(spec.base_name, cursor, limit)

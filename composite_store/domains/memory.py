@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from composite_store.domains.args import UNSET, require_id
+from composite_store.domains.args import UNSET, json_object, optional_id, optional_text, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import (
     ConflictError,
@@ -121,6 +121,7 @@ class MemoryDomain(Domain):
     ) -> Thread | None:
         """Return the thread, or None when missing or owned by another ``resource_id``."""
         self._check()
+        optional_id(resource_id, "resource_id")
         thread = await self._get_thread(require_id(thread_id, "thread_id"))
         if thread is None or (resource_id is not None and thread.resource_id != resource_id):
             return None
@@ -149,14 +150,11 @@ class MemoryDomain(Domain):
         """
         self._check()
         require_id(id, "id")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ValidationError("metadata must be a dict")
-        if title is not None and not isinstance(title, str):
-            raise ValidationError("title must be a string")
+        optional_text(title, "title")
         updated = await self._update_thread(
             id,
             title=title,
-            metadata=dict(metadata) if metadata is not None else None,
+            metadata=json_object(metadata, "metadata") if metadata is not None else None,
             updated_at=now_utc(),
             expected_working_memory=expected_working_memory,
         )
@@ -246,6 +244,7 @@ class MemoryDomain(Domain):
         )
         if not thread_ids:
             raise ValidationError("thread_id must name at least one thread")
+        optional_id(resource_id, "resource_id")
         includes = [coerce(Include, i, what="include") for i in include or ()]
         date_range = _date_range(filter)
         _, descending = order_field(
@@ -264,7 +263,7 @@ class MemoryDomain(Domain):
             result = build_page(rows, w, total)
         if not includes:
             return result
-        extra = await self._message_windows(includes)
+        extra = await self._scoped_windows(includes, resource_id)
         result.items = merge_messages(result.items, extra, descending=descending)
         if result.has_more and result.total is not None:
             # As Mastra: when the includes brought every message of the thread(s) the page
@@ -448,14 +447,11 @@ class MemoryDomain(Domain):
         """
         self._check()
         require_id(resource_id, "resource_id")
-        if working_memory is not None and not isinstance(working_memory, str):
-            raise ValidationError("working_memory must be a string")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ValidationError("metadata must be a dict")
+        optional_text(working_memory, "working_memory")
         return await self._update_resource(
             resource_id,
             working_memory=working_memory,
-            metadata=dict(metadata) if metadata is not None else None,
+            metadata=json_object(metadata, "metadata") if metadata is not None else None,
             now=now_utc(),
             expected_working_memory=expected_working_memory,
         )
@@ -504,6 +500,40 @@ class MemoryDomain(Domain):
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         """Return the message, the ``before`` messages just before it and the ``after`` just
         after it in its own thread by (createdAt, id); empty when it does not exist."""
+
+    async def _scoped_windows(
+        self, includes: Sequence[Include], resource_id: str | None
+    ) -> list[Message]:
+        """The include windows the caller may see.
+
+        An include whose ``thread_id`` is given must target a message of that thread, and in a
+        call scoped by ``resource_id`` a target in a thread of another resource is dropped
+        with its window: no read returns another resource's records. Windows are read once;
+        only when one is refused are the others read again without it.
+        """
+        windows = await self._message_windows(includes)
+        scoped = resource_id is not None or any(i.thread_id is not None for i in includes)
+        if not scoped:
+            return windows
+        thread_of = {m.id: m.thread_id for m in windows}
+        owners: dict[str, str | None] = {}
+        kept: list[Include] = []
+        for inc in includes:
+            thread_id = thread_of.get(inc.id)
+            if thread_id is None:
+                continue  # no such message: its window is empty
+            if inc.thread_id is not None and inc.thread_id != thread_id:
+                continue
+            if resource_id is not None:
+                if thread_id not in owners:
+                    thread = await self._get_thread(thread_id)
+                    owners[thread_id] = thread.resource_id if thread is not None else None
+                if owners[thread_id] != resource_id:
+                    continue
+            kept.append(inc)
+        if len(kept) == len([i for i in includes if i.id in thread_of]):
+            return windows
+        return await self._message_windows(kept) if kept else []
 
     async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
         """Return the messages of every include's window (:meth:`_message_window`), window

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
-from composite_store.domains.args import require_id
+from composite_store.domains.args import json_object, optional_id, optional_text, require_id
 from composite_store.domains.base import Domain
 from composite_store.errors import ValidationError
 from composite_store.records.base import coerce, now_utc
@@ -101,6 +101,9 @@ class WorkflowsDomain(Domain):
         ``snapshot.status``.
         """
         self._check()
+        optional_id(workflow_name, "workflow_name")
+        optional_id(resource_id, "resource_id")
+        optional_text(status, "status")
         if page is None and per_page is None:
             w = window(0, False, default=False)
         else:
@@ -122,7 +125,9 @@ class WorkflowsDomain(Domain):
     ) -> WorkflowRun | None:
         """Return the run with this id (in ``workflow_name`` when given), or None."""
         self._check()
-        return await self._get_run(require_id(run_id, "run_id"), workflow_name)
+        return await self._get_run(
+            require_id(run_id, "run_id"), optional_id(workflow_name, "workflow_name")
+        )
 
     async def delete_workflow_run_by_id(self, *, run_id: str, workflow_name: str) -> None:
         """Delete one run; a missing run is not an error."""
@@ -148,14 +153,25 @@ class WorkflowsDomain(Domain):
         self._check()
         require_id(step_id, "step_id")
         rid = require_id(run_id, "run_id")
+        json_object({"result": result}, "result")
+        merged_context = (
+            json_object(request_context, "request_context")
+            if request_context is not None
+            else None
+        )
 
         def update(current: dict[str, Any] | None) -> dict[str, Any]:
-            return apply_step_result(
-                current,
-                run_id=rid,
-                step_id=step_id,
-                result=result,
-                request_context=request_context,
+            # The merged snapshot is checked too (it nests the result two levels down), inside
+            # the backend's read-modify-write and before its write.
+            return json_object(
+                apply_step_result(
+                    current,
+                    run_id=rid,
+                    step_id=step_id,
+                    result=result,
+                    request_context=merged_context,
+                ),
+                "snapshot",
             )
 
         snapshot = await self._update_snapshot(
@@ -173,13 +189,16 @@ class WorkflowsDomain(Domain):
         Atomic under concurrent writers where ``capabilities.concurrent_updates``.
         """
         self._check()
-        if not isinstance(opts, Mapping):
-            raise ValidationError("opts must be a dict")
-        patch = dict(opts)
+        patch = json_object(opts, "opts")
+
+        def update(current: dict[str, Any] | None) -> dict[str, Any] | None:
+            merged = apply_state(current, patch)
+            return None if merged is None else json_object(merged, "snapshot")
+
         return await self._update_snapshot(
             require_id(workflow_name, "workflow_name"),
             require_id(run_id, "run_id"),
-            lambda current: apply_state(current, patch),
+            update,
             now_utc(),
         )
 

@@ -12,9 +12,18 @@ import math
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import PlainValidator
+from pydantic import BaseModel, PlainValidator
 
-__all__ = ["JsonObject", "JsonValue", "StringList", "compact_json", "json_value", "parse_json"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "JsonObject",
+    "JsonValue",
+    "StringList",
+    "check_json",
+    "compact_json",
+    "json_value",
+    "parse_json",
+]
 
 #: Compact JSON text: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
 #: One encoder made once: ``json.dumps`` with options makes a new one on every call, a third
@@ -41,19 +50,26 @@ def parse_json(text: str) -> Any:
     return value if end == len(text) else json.loads(text)
 
 
-_MAX_DEPTH = 200
+#: How many arrays and objects a stored JSON value may nest, one inside the other (``[[1]]``
+#: nests 2). The weakest backend sets it: MariaDB's ``JSON_VALID`` refuses 32 levels. A value
+#: nested deeper is a ``ValidationError`` on every backend, before anything is written.
+MAX_JSON_DEPTH = 31
 
 
 def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
-    """Return ``value`` as plain JSON data (tuples as lists); raise ``ValueError`` otherwise."""
-    if _depth > _MAX_DEPTH:
-        raise ValueError(f"nested deeper than {_MAX_DEPTH} levels")
+    """Return ``value`` as plain JSON data (tuples as lists); raise ``ValueError`` otherwise.
+
+    Refused: NaN and infinities, non-string object keys, values that are not JSON data, and
+    nesting deeper than :data:`MAX_JSON_DEPTH`.
+    """
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"{value!r} at {_path} is not valid JSON (NaN and infinity are not)")
         return value
+    if isinstance(value, (list, tuple, dict)) and _depth >= MAX_JSON_DEPTH:
+        raise ValueError(f"JSON at {_path[:80]}... nests deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, (list, tuple)):
         return [json_value(v, _depth + 1, f"{_path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
@@ -65,6 +81,35 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
         return out
     raise ValueError(
         f"{type(value).__name__} at {_path} is not JSON data "
+        "(use dicts, lists, strings, numbers, booleans and None)"
+    )
+
+
+def check_json(value: Any, _depth: int = 0) -> None:
+    """Raise ``ValueError`` where :func:`json_value` would, without copying ``value``;
+    pydantic models inside it (message parts given as models) count as JSON objects."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not valid JSON (NaN and infinity are not)")
+        return
+    if _depth >= MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            check_json(v, _depth + 1)
+        return
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True)
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"object key {key!r} is not a string")
+            check_json(v, _depth + 1)
+        return
+    raise ValueError(
+        f"{type(value).__name__} is not JSON data "
         "(use dicts, lists, strings, numbers, booleans and None)"
     )
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, StampedRecord, Timestamp, not_blank, stored, when
-from composite_store.records.json import parse_json
+from composite_store.records.json import JsonObject, check_json, parse_json
 from composite_store.records.trusted import RowReader, row_reader, trusted
 
 __all__ = [
@@ -31,7 +31,7 @@ class Thread(StampedRecord):
     id: str = Field(min_length=1)
     resource_id: str = stored("resourceId", min_length=1)
     title: str = ""
-    metadata: dict[str, Any] | None = None
+    metadata: JsonObject | None = None
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 
@@ -66,6 +66,19 @@ class MessageContent(BaseModel):
         if isinstance(value, str):
             return {"format": 2, "content": value, "parts": [{"type": "text", "text": value}]}
         return value
+
+    @model_validator(mode="after")
+    def _json_data(self) -> MessageContent:
+        # Content is stored as one JSON document: refuse what cannot be (NaN, deep nesting,
+        # non-string keys) here, so a batch fails before any backend writes a message of it.
+        try:
+            check_json(self.parts)
+            check_json(self.metadata)
+            if self.__pydantic_extra__:
+                check_json(self.__pydantic_extra__)
+        except ValueError as exc:
+            raise ValueError(f"content is not storable JSON: {exc}") from None
+        return self
 
     def to_json(self) -> str:
         """Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra stores it.
@@ -169,6 +182,7 @@ class MessageUpdate(Record):
     def _content_model(cls, value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value.model_dump(exclude_none=True)
+        check_json(value)
         return value
 
 
@@ -177,7 +191,7 @@ class Resource(StampedRecord):
 
     id: str = Field(min_length=1)
     working_memory: str | None = stored("workingMemory", default=None)
-    metadata: dict[str, Any] | None = None
+    metadata: JsonObject | None = None
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 

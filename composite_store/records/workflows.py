@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from composite_store.records.base import StampedRecord, Timestamp, stored, when
+from composite_store.records.json import JsonObject
 
 __all__ = ["WorkflowRun"]
 
@@ -17,6 +16,6 @@ class WorkflowRun(StampedRecord):
     workflow_name: str = stored("workflow_name", "workflowName", min_length=1)
     run_id: str = stored("run_id", "runId", min_length=1)
     resource_id: str | None = stored("resourceId", default=None)
-    snapshot: dict[str, Any] = Field(default_factory=dict)
+    snapshot: JsonObject = Field(default_factory=dict)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")

@@ -10,9 +10,13 @@ from composite_store.errors import ValidationError
 from composite_store.records.base import coerce
 from composite_store.types import OrderBy, Page, Pagination, PerPage
 
-__all__ = ["Window", "build_page", "order_field", "window", "window_from"]
+__all__ = ["MAX_PAGE", "Window", "build_page", "order_field", "window", "window_from"]
 
 T = TypeVar("T")
+
+#: The largest ``page`` and ``per_page`` (2**31 - 1): every backend can compute the offset
+#: ``page * per_page`` in a signed 64-bit integer. A larger value is a ``ValidationError``.
+MAX_PAGE = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,8 @@ def window(page: int | None, per_page: PerPage | None, *, default: PerPage) -> W
         raise ValidationError(f"page must be an integer, got {page!r}")
     if page < 0:
         raise ValidationError("page must be >= 0")
+    if page > MAX_PAGE:
+        raise ValidationError(f"page must be <= {MAX_PAGE}, got {page}")
     if per_page is False:
         if page != 0:
             raise ValidationError("page must be 0 when per_page is False")
@@ -63,6 +69,8 @@ def window(page: int | None, per_page: PerPage | None, *, default: PerPage) -> W
         raise ValidationError(f"per_page must be an integer or False, got {per_page!r}")
     if per_page < 0:
         raise ValidationError("per_page must be >= 0")
+    if per_page > MAX_PAGE:
+        raise ValidationError(f"per_page must be <= {MAX_PAGE}, got {per_page}")
     return Window(page=page, per_page=per_page, offset=page * per_page, limit=per_page)
 
 

@@ -78,7 +78,8 @@ DOMAIN_PURPOSE: dict[str, str] = {
 PHYSICAL: dict[ColumnType, dict[str, str]] = {
     ColumnType.TEXT: {
         "PostgreSQL": "TEXT",
-        "MySQL / MariaDB": "LONGTEXT; VARCHAR(255) for lookup keys (utf8mb4, binary collation)",
+        "MySQL / MariaDB": "LONGTEXT; VARCHAR(255) for lookup keys (utf8mb4, binary NO PAD "
+        "collation)",
         "Oracle": "CLOB; VARCHAR2(255 CHAR) for lookup keys, VARCHAR2(1000 CHAR) for filtered"
         " text; NOT NULL text outside keys stored nullable (`''` is NULL), read back as `''`",
     },

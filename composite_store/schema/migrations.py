@@ -29,6 +29,7 @@ __all__ = [
     "MIGRATIONS",
     "AddColumns",
     "CreateIndex",
+    "ExactText",
     "IndexRecords",
     "NamePrimaryKey",
     "Migration",
@@ -84,8 +85,17 @@ class IndexRecords:
     table: str
 
 
+@dataclass(frozen=True)
+class ExactText:
+    """Make ``table``'s text columns compare exactly where a backend's text collation pads or
+    folds (MariaDB's ``utf8mb4_bin`` is PAD SPACE: ``'alice '`` equals ``'alice'``): MySQL
+    and MariaDB give them a binary NO PAD collation; nothing to do elsewhere."""
+
+    table: str
+
+
 #: One step of a migration.
-Step = CreateIndex | IndexRecords | AddColumns | NamePrimaryKey
+Step = CreateIndex | IndexRecords | AddColumns | NamePrimaryKey | ExactText
 
 
 @dataclass(frozen=True)
@@ -204,6 +214,22 @@ def _mastra_1x_migrations() -> tuple[Migration, ...]:
     return tuple(found)
 
 
+def _exact_text_migrations() -> tuple[Migration, ...]:
+    """Version 3: identifiers compare exactly on every backend (issue 17)."""
+    return tuple(
+        Migration(
+            domain,
+            3,
+            "compare text exactly: a binary NO PAD collation on every text column (MariaDB, "
+            "MySQL), so that an id with a trailing space is another id",
+            tuple(ExactText(spec.base_name) for spec in tables_for(domain)),
+            # Without it a padded id reads and overwrites another resource's records.
+            required=True,
+        )
+        for domain in DOMAINS
+    )
+
+
 #: Every migration, oldest first per domain. Version 1 is this release's schema.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -233,6 +259,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("datasets", 1, _BASELINE),
     Migration("experiments", 1, _BASELINE),
     *_mastra_1x_migrations(),
+    *_exact_text_migrations(),
 )
 
 

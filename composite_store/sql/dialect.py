@@ -290,6 +290,12 @@ class SqlDialect:
             f"{column}::{type_sql}, {null}"
         )
 
+    def exact_text(self, conn: Connection, table: sa.Table) -> list[str]:
+        """The statements that make the existing ``table``'s text columns compare exactly (the
+        ``ExactText`` migration step); none where text already does (the default:
+        PostgreSQL, SQLite, Oracle compare strings byte by byte)."""
+        return []
+
     # -- introspection (the conformance suite's physical view) -----------------------------------
 
     def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:

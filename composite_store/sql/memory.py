@@ -23,7 +23,7 @@ from composite_store.domains.memory import (
     resource_after_update,
     thread_after_update,
 )
-from composite_store.errors import NotFoundError
+from composite_store.errors import ConflictError, NotFoundError
 from composite_store.records.memory import (
     Message,
     MessageContent,
@@ -499,7 +499,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 .values(self.set_values("resources", {c: c for c in columns}))
             )
 
+        inserted = False
+
         def update(conn: Connection) -> Resource:
+            nonlocal inserted
             current = self._resource_row(conn, resource_id, lock=True)
             updated = resource_after_update(
                 current,
@@ -510,6 +513,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 expected_working_memory=expected_working_memory,
             )
             if current is None:
+                inserted = True
                 self.prepared(build_insert).execute(
                     conn, self.db.values(RESOURCES, updated.stored())
                 )
@@ -526,4 +530,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 )
             return updated
 
-        return await self.db.run(update, write=True)
+        try:
+            return await self.db.run(update, write=True)
+        except ConflictError:
+            if not inserted:
+                raise  # a failed compare-and-set
+            # A concurrent first update created the row between our read and our insert (there
+            # was no row to lock yet): run once more, now updating the row that exists.
+            inserted = False
+            return await self.db.run(update, write=True)

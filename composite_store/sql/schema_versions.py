@@ -25,6 +25,7 @@ from composite_store.schema.drift import index_matches
 from composite_store.schema.migrations import (
     AddColumns,
     CreateIndex,
+    ExactText,
     NamePrimaryKey,
     Statement,
     Step,
@@ -103,6 +104,8 @@ async def migration_plan(db: SqlDatabase, step: Step) -> list[Statement]:
         return await _add_columns(db, step)
     if isinstance(step, NamePrimaryKey):
         return await _name_primary_key(db, step)
+    if isinstance(step, ExactText):
+        return await _exact_text(db, step)
     if not isinstance(step, CreateIndex):
         return []  # SQL lists every table through its key: no listing index to build
     spec = step.spec()
@@ -180,6 +183,17 @@ async def _name_primary_key(db: SqlDatabase, step: NamePrimaryKey) -> list[State
         f"TO {prep.quote(wanted)}"
     )
     return [await _ddl(db, text)]
+
+
+async def _exact_text(db: SqlDatabase, step: ExactText) -> list[Statement]:
+    tbl = db.tables[table(step.table).base_name]
+
+    def statements(conn: Connection) -> list[str]:
+        if not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
+            return []  # init() creates the table with exact text
+        return db.dialect.exact_text(conn, tbl)
+
+    return [await _ddl(db, text) for text in await db.run(statements)]
 
 
 async def _autocommit(db: SqlDatabase, ddl: CreateIndexDDL) -> None:

@@ -25,6 +25,7 @@ from composite_store_conformance.classes import SUITES, suite_classes
 from composite_store_conformance.suite.test_capabilities import CapabilitiesSuite
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
+from composite_store_conformance.suite.test_isolation import IsolationSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
@@ -43,6 +44,7 @@ __all__ = [
     "DatasetsSuite",
     "ExperimentsSuite",
     "MemoryEdgesSuite",
+    "IsolationSuite",
     "MemorySuite",
     "ObservabilitySuite",
     "PartialUpdatesSuite",

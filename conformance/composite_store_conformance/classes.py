@@ -9,6 +9,7 @@ from composite_store_conformance.base import Suite
 from composite_store_conformance.suite.test_capabilities import CapabilitiesSuite
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
+from composite_store_conformance.suite.test_isolation import IsolationSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
@@ -28,6 +29,7 @@ SUITES: tuple[type[Suite], ...] = (
     MemorySuite,
     MemoryEdgesSuite,
     WorkingMemorySuite,
+    IsolationSuite,
     WorkflowsSuite,
     ScoresSuite,
     WorkflowDefinitionsSuite,

@@ -17,6 +17,7 @@ from composite_store.schema.drift import Difference, Kind
 from composite_store.schema.migrations import (
     AddColumns,
     CreateIndex,
+    ExactText,
     NamePrimaryKey,
     Statement,
     Step,
@@ -79,8 +80,9 @@ async def _missing_indexes(conn: MongoConnection, spec: TableSpec) -> list[Index
 async def migration_plan(conn: MongoConnection, step: Step) -> list[Statement]:
     """Create the indexes of ``step``'s collection that it lacks (a collection that does not
     exist yet gets them from ``init()``)."""
-    if isinstance(step, (AddColumns, NamePrimaryKey)):
-        return []  # documents have no fixed columns, collections no named keys
+    if isinstance(step, (AddColumns, NamePrimaryKey, ExactText)):
+        # Documents have no fixed columns, collections no named keys, strings compare exactly.
+        return []
     if isinstance(step, CreateIndex) and step.documented().families:
         return []  # one of Mastra's own indexes (PostgreSQL, SQLite/libSQL only)
     spec = table(step.table)

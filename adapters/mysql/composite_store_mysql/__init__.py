@@ -16,10 +16,11 @@ thread (PyMySQL would need one per operation), and its protocol core is compiled
 where aiomysql runs PyMySQL's pure-Python core; SQLAlchemy supports it for both servers.
 
 Layout: Mastra's table and column names; key columns ``VARCHAR(255)`` and other text
-``LONGTEXT``, all utf8mb4 with the binary collation (ids compare exactly); timestamps
-``DATETIME(3)`` holding UTC; JSON columns ``JSON`` (MariaDB: ``LONGTEXT`` checked by
-``JSON_VALID``) holding compact JSON. Sessions run ``READ COMMITTED`` with a strict
-``sql_mode``, so a value too long for a key column is a ``ValidationError``, never truncated.
+``LONGTEXT``, all utf8mb4 with a binary NO PAD collation (ids compare exactly: no case
+folding, no trailing-space padding); timestamps ``DATETIME(3)`` holding UTC; JSON columns
+``JSON`` (MariaDB: ``LONGTEXT`` checked by ``JSON_VALID``) holding compact JSON. Sessions run
+``READ COMMITTED`` with a strict ``sql_mode``, so a value too long for a key column is a
+``ValidationError``, never truncated.
 
     from composite_store_mysql import MysqlStore
 

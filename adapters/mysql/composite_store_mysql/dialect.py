@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.engine.interfaces import ReflectedIndex
+from sqlalchemy.schema import CreateColumn
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
@@ -28,7 +29,16 @@ from composite_store.schema import Column, ColumnType
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.types import dumps
 from composite_store.urls import scheme_of
-from composite_store_mysql.types import MysqlJson, MysqlTimestamp, json_equals, key_text, long_text
+from composite_store_mysql.types import (
+    ExactLongText,
+    ExactVarchar,
+    MysqlJson,
+    MysqlTimestamp,
+    exact_collation,
+    json_equals,
+    key_text,
+    long_text,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -221,6 +231,30 @@ class MysqlDialect(SqlDialect):
         # MODIFY restates the whole column, so the type is given either way.
         null = "NULL" if nullable else "NOT NULL"
         return f"ALTER TABLE {table} MODIFY COLUMN {column} {type_sql} {null}"
+
+    def exact_text(self, conn: Connection, table: sa.Table) -> list[str]:
+        # docstring inherited
+        wanted = exact_collation(conn.dialect)
+        text_columns = [
+            c for c in table.columns if isinstance(c.type, (ExactVarchar, ExactLongText))
+        ]
+        found: dict[str, str] = dict(
+            conn.execute(
+                sa.text(
+                    "SELECT COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS "
+                    "WHERE TABLE_SCHEMA = COALESCE(:schema, DATABASE()) AND TABLE_NAME = :name"
+                ),
+                {"schema": table.schema, "name": table.name},
+            ).all()
+        )
+        stale = [c for c in text_columns if found.get(c.name, wanted) != wanted]
+        if not stale:
+            return []
+        prep = conn.dialect.identifier_preparer
+        modify = ", ".join(
+            f"MODIFY COLUMN {CreateColumn(c).compile(dialect=conn.dialect)}" for c in stale
+        )
+        return [f"ALTER TABLE {prep.format_table(table)} {modify}"]
 
     # -- introspection -----------------------------------------------------------------------------
 

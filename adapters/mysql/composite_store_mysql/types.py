@@ -1,8 +1,11 @@
 """Column types and the one expression MariaDB and MySQL spell differently.
 
-Text is utf8mb4 with the binary collation everywhere: ids compare exactly as on PostgreSQL
-and SQLite (the servers' default collations would make ``T1`` equal ``t1``). Key text is a
-bounded ``VARCHAR`` so it can sit in a key or index.
+Text is utf8mb4 with a binary NO PAD collation everywhere: ids compare exactly as on
+PostgreSQL and SQLite. The servers' default collations would make ``T1`` equal ``t1``, and
+their PAD SPACE binary one (``utf8mb4_bin``) would make ``alice `` equal ``alice``: MariaDB's
+``utf8mb4_nopad_bin`` and MySQL 8's ``utf8mb4_0900_bin`` are chosen when the DDL is compiled,
+by which time SQLAlchemy's dialect knows the server (``is_mariadb``, the version). Key text is
+a bounded ``VARCHAR`` so it can sit in a key or index.
 """
 
 from __future__ import annotations
@@ -21,20 +24,68 @@ from sqlalchemy.types import TypeDecorator
 from composite_store.errors import ValidationError
 from composite_store.sql.types import UtcTimestamp, dumps, loads_json
 
-__all__ = ["KEY_LENGTH", "MysqlJson", "MysqlTimestamp", "json_equals", "key_text", "long_text"]
+__all__ = [
+    "KEY_LENGTH",
+    "ExactLongText",
+    "ExactVarchar",
+    "MysqlJson",
+    "MysqlTimestamp",
+    "exact_collation",
+    "json_equals",
+    "key_text",
+    "long_text",
+]
 
 #: Characters of a key column: 255 x 4 bytes keeps two-column keys under InnoDB's 3072 bytes.
 KEY_LENGTH = 255
 CHARSET, COLLATION = "utf8mb4", "utf8mb4_bin"
 
 
+def exact_collation(dialect: Dialect) -> str:
+    """The binary collation of ``dialect``'s server that neither folds case nor pads: ids
+    compare exactly (``utf8mb4_bin`` is PAD SPACE: ``'a '`` equals ``'a'``)."""
+    if getattr(dialect, "is_mariadb", False):
+        return "utf8mb4_nopad_bin"
+    version = getattr(dialect, "server_version_info", None) or ()
+    # MySQL 5.7 has no NO PAD binary collation (and is not supported: 8.0+).
+    return "utf8mb4_0900_bin" if tuple(version) >= (8, 0) else COLLATION
+
+
+class ExactVarchar(mysql.VARCHAR):
+    """Key text: ``VARCHAR`` in the server's exact collation (:func:`exact_collation`)."""
+
+
+class ExactLongText(mysql.LONGTEXT):
+    """Long text (``LONGTEXT``) in the server's exact collation (:func:`exact_collation`)."""
+
+
+@compiles(ExactVarchar, "mysql")
+@compiles(ExactVarchar, "mariadb")
+def _exact_varchar(type_: ExactVarchar, compiler: Any, **kw: Any) -> str:
+    collation = exact_collation(compiler.dialect)
+    text: str = compiler.visit_VARCHAR(
+        mysql.VARCHAR(type_.length, charset=CHARSET, collation=collation), **kw
+    )
+    return text
+
+
+@compiles(ExactLongText, "mysql")
+@compiles(ExactLongText, "mariadb")
+def _exact_long_text(type_: ExactLongText, compiler: Any, **kw: Any) -> str:
+    collation = exact_collation(compiler.dialect)
+    text: str = compiler.visit_LONGTEXT(
+        mysql.LONGTEXT(charset=CHARSET, collation=collation), **kw
+    )
+    return text
+
+
 def key_text() -> mysql.VARCHAR:
-    return mysql.VARCHAR(KEY_LENGTH, charset=CHARSET, collation=COLLATION)
+    return ExactVarchar(KEY_LENGTH, charset=CHARSET, collation=COLLATION)
 
 
 def long_text() -> mysql.LONGTEXT:
     # TEXT holds only 64 KiB; message content and prompts may be longer.
-    return mysql.LONGTEXT(charset=CHARSET, collation=COLLATION)
+    return ExactLongText(charset=CHARSET, collation=COLLATION)
 
 
 class MysqlTimestamp(UtcTimestamp):

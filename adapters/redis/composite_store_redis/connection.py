@@ -46,6 +46,8 @@ _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     rex.ClusterDownError: BackendUnavailableError,
     rex.TryAgainError: BackendUnavailableError,
     OSError: BackendUnavailableError,
+    # Not a RedisError: what the cluster client raises when no startup node answers.
+    rex.RedisClusterException: BackendUnavailableError,
     rex.RedisError: CompositeStoreError,
 }
 
