@@ -252,12 +252,23 @@ class SqlDatabase:
     ) -> T:
         if self.is_async:
             return self._driver_transaction(conn, fn, write, single)
+        if single:
+            # One statement, its own transaction (the driver is in autocommit): no BEGIN, and
+            # no SQLAlchemy bookkeeping unless ``fn`` went through it (then it ends it).
+            try:
+                result = fn(conn)
+            except BaseException:
+                if conn.in_transaction():
+                    conn.rollback()
+                raise
+            if conn.in_transaction():
+                self._commit(conn, conn.commit)
+            return result
         # Begin SQLAlchemy's own transaction first: statements run on the driver cursor
         # (sql.engine.prepared) do not autobegin it, and commit() must reach the driver.
         if not conn.in_transaction():
             conn.begin()
-        if not single:  # a single statement is its own transaction (the driver's autocommit)
-            self.dialect.begin(conn, write=write)
+        self.dialect.begin(conn, write=write)
         try:
             result = fn(conn)
         except BaseException:

@@ -677,11 +677,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
         upsert (autocommit: one round trip): inserted as ``resource_after_update`` creates it
         when missing, else its working memory (when given) and updatedAt replaced; the stored
         row comes back with ``RETURNING``."""
-        created = resource_after_update(
-            None, resource_id, working_memory=working_memory, metadata=None, now=now,
-            expected_working_memory=UNSET,
-        )
-        row = self.db.values(RESOURCES, created.stored())
+        # The row resource_after_update(None, ...) creates, without building the record.
+        created = {
+            "id": resource_id, "workingMemory": working_memory, "metadata": None,
+            "createdAt": now, "updatedAt": now,
+        }
+        row = self.db.values(RESOURCES, created)
         replaced = {"workingMemory"} if working_memory is not None else set()
         replaced.update(self.db.timestamp_values(RESOURCES, "updatedAt", now))
         columns = tuple(row)
