@@ -56,7 +56,8 @@ class CreateIndex:
 
     def documented(self) -> Index:
         spec = self.spec()
-        return next(i for i in (*spec.indexes, *spec.mastra_indexes) if i.suffix == self.index)
+        indexes = (*spec.indexes, *spec.mastra_indexes, *spec.sql_indexes)
+        return next(i for i in indexes if i.suffix == self.index)
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("datasets", 1, _BASELINE),
     Migration("experiments", 1, _BASELINE),
     *_mastra_1x_migrations(),
+    Migration(
+        "workflows",
+        3,
+        "index workflow runs by (workflow_name, createdAt DESC, run_id DESC) on the relational "
+        "backends "
+        "(<prefix>workflow_snapshot_name_created_at_idx; PostgreSQL has Mastra's already), so "
+        "that list_workflow_runs(workflow_name=...) reads the newest runs in index order",
+        (CreateIndex("workflow_snapshot", "name_created_at_idx"),),
+    ),
 )
 
 

@@ -54,6 +54,12 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         return await self.db.run(read, single=True, short=True)
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
+        stmt, count = self.runs_statements(query)
+        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
+
+    def runs_statements(self, query: RunQuery) -> tuple[sa.Select[Any], sa.Select[Any]]:
+        """The page and count statements of ``list_workflow_runs`` (``bench.explain`` shows
+        their plans)."""
         tbl = self.tables["workflow_snapshot"]
         where = []
         if query.workflow_name is not None:
@@ -76,8 +82,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         if w.limit is not None:
             stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
-
-        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
+        return stmt, count
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
         tbl = self.tables["workflow_snapshot"]
