@@ -449,20 +449,46 @@ class SqlMemory(SqlDomain, MemoryDomain):
             await self._save_messages_returning(rows, targets, ids, now)
             return
 
+        # Where every round trip counts (a server in autocommit: BEGIN is one of its own), the
+        # two checks go in one statement.
+        probe = self._probe(len(targets), len(ids)) if few and dialect.autocommit else None
+
         def save(conn: Connection) -> None:
-            existing = {
-                r["id"]
-                for r in self._ids_in(conn, "threads", "id", targets, what="id")
-            }
-            _refuse_missing(targets, existing)
-            previous = {
-                r["thread_id"]
-                for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
-            }
+            if probe is not None:
+                # One SELECT: the targets that exist (0) and the threads the ids are in (1).
+                found = probe.rows(conn, {**numbered("t", targets), **numbered("i", ids)})
+                existing = {r[0] for r in found if r[1] == 0}
+                previous = {r[0] for r in found if r[1] == 1}
+                _refuse_missing(targets, existing)
+            else:
+                existing = {
+                    r["id"]
+                    for r in self._ids_in(conn, "threads", "id", targets, what="id")
+                }
+                _refuse_missing(targets, existing)
+                previous = {
+                    r["thread_id"]
+                    for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
+                }
             self._upsert(conn, "messages", rows)
             self._touch_threads(conn, set(targets) | previous, now)
 
         await self.db.run(save, write=True, short=few)
+
+    def _probe(self, n_targets: int, n_ids: int) -> Prepared:
+        """``SELECT id, 0`` of the target threads that exist ``UNION ALL`` ``SELECT thread_id,
+        1`` of the messages with the batch's ids: a message batch's two checks in one."""
+
+        def build(n_targets: int, n_ids: int) -> Executable:
+            threads, messages = self.tables["threads"], self.tables["messages"]
+            exists = sa.select(threads.c.id.label("tid"), sa.literal_column("0").label("kind"))
+            now_in = sa.select(messages.c.thread_id, sa.literal_column("1")).distinct()
+            return sa.union_all(
+                exists.where(threads.c.id.in_(params("t", n_targets))),
+                now_in.where(messages.c.id.in_(params("i", n_ids))),
+            )
+
+        return self.prepared(build, n_targets, n_ids)
 
     async def _save_messages_returning(
         self, rows: list[dict[str, Any]], targets: list[str], ids: list[str], now: Any
