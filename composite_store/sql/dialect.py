@@ -161,6 +161,11 @@ class SqlDialect:
     #: ``UPDATE .. RETURNING`` and ``INSERT .. ON CONFLICT .. RETURNING`` (PostgreSQL, SQLite
     #: 3.35+): a write can say what it touched or wrote without another statement.
     update_returning: ClassVar[bool] = False
+    def upsert_returning(self) -> bool:
+        """Whether an upsert (``SqlDialect.upsert``) takes ``RETURNING`` and returns the row as
+        stored (PostgreSQL, SQLite 3.35+, MariaDB 10.5+); the default: ``update_returning``."""
+        return self.update_returning
+
     #: Data-modifying statements in a ``WITH`` (PostgreSQL): a message batch in one statement.
     writable_ctes: ClassVar[bool] = False
 

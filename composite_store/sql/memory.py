@@ -663,7 +663,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         if (
             metadata is None
             and expected_working_memory is UNSET
-            and self.db.dialect.update_returning
+            and self.db.dialect.upsert_returning()
         ):
             return await self._upsert_resource(resource_id, working_memory, now)
 

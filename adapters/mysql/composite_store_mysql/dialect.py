@@ -146,6 +146,12 @@ class MysqlDialect(SqlDialect):
 
         return execute_direct(conn, sql, params, fetch)
 
+    def upsert_returning(self) -> bool:
+        # docstring inherited
+        # MariaDB 10.5+ returns the row an INSERT .. ON DUPLICATE KEY UPDATE left; MySQL has
+        # no RETURNING (and before the first operation the server is not known yet).
+        return bool(self.is_mariadb)
+
     def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
         # docstring inherited
         return None if driver.get_autocommit() else driver.autocommit(True)
