@@ -1,4 +1,5 @@
-"""``python -m bench.explain``: the query plans of the library's newest-N read and include window.
+"""``python -m bench.explain``: the query plans of the library's newest-N read, include window
+and a workflow's newest runs.
 
     uv run python -m bench.explain                      # sqlite, postgres, mariadb
     uv run python -m bench.explain --backend postgres
@@ -9,7 +10,9 @@ threads of 50 messages), refreshes the planner's statistics, runs the library's
 exact statements the library compiled for it from the store's statement cache and has the
 engine explain them with the same bound values: ``EXPLAIN QUERY PLAN`` on SQLite,
 ``EXPLAIN (ANALYZE, BUFFERS)`` on PostgreSQL, ``ANALYZE`` on MariaDB (both run the statement
-and report the rows actually read).
+and report the rows actually read). Last, ``list_workflow_runs(workflow_name=...)`` (newest
+20 runs of one of 5 workflows with 2,000 runs each, 10,000 in all) compiled with its values
+inline, explained the same way.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from bench import workloads as w
 from bench.backends import BACKENDS, scratch_dir
 from bench.targets.library import LibraryTarget
 from composite_store import OrderBy
+from composite_store.domains.workflows import RunQuery
+from composite_store.rules.paging import window
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.engine import Prepared
 from composite_store.sql.memory import SqlMemory
+from composite_store.sql.workflows import SqlWorkflows
 
 #: The statements one ``list_messages`` with an include issues (from the statement cache),
 #: and the values it binds to them.
@@ -55,8 +61,11 @@ STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = 
 ANALYZE = {
     "sqlite": ["ANALYZE"],
     "postgresql": ["ANALYZE {messages}", "ANALYZE {threads}"],
-    "mysql": ["ANALYZE TABLE {messages}", "ANALYZE TABLE {threads}"],
+    "mysql": ["ANALYZE TABLE {messages}", "ANALYZE TABLE {threads}", "ANALYZE TABLE {runs}"],
 }
+ANALYZE["postgresql"].append("ANALYZE {runs}")
+#: Workflows and runs of each that the runs plan is taken over.
+WORKFLOWS, RUNS_EACH = 5, 2000
 
 
 def explain_sql(dialect: str, sql: str) -> str:
@@ -96,6 +105,14 @@ async def plans(name: str) -> str:
             dialect = db.dialect.name
             quote = db.engine.dialect.identifier_preparer
             tables = {name: quote.format_table(db.tables[name]) for name in ("messages", "threads")}
+            tables["runs"] = quote.format_table(db.tables["workflow_snapshot"])
+            workflows = library.store.workflows
+            assert isinstance(workflows, SqlWorkflows)
+            for i in range(WORKFLOWS * RUNS_EACH):
+                await workflows.persist_workflow_snapshot(
+                    workflow_name=f"wf{i % WORKFLOWS}", run_id=f"run{i:05d}",
+                    snapshot={"status": "success"},
+                )
 
             def analyze(conn: Connection) -> None:
                 for stmt in ANALYZE.get(dialect, []):
@@ -130,6 +147,21 @@ async def plans(name: str) -> str:
                 out.append(f"\n### {title}\n\n```sql\n{prepared.sql.strip()}\n```\n\n```")
                 out.extend(_format(dialect, rows))
                 out.append("```")
+            runs = await workflows.list_workflow_runs(workflow_name="wf3", page=0, per_page=20)
+            assert len(runs.items) == 20
+            query = RunQuery("wf3", None, None, None, window(0, 20, default=20), False)
+            stmt, _ = workflows.runs_statements(query)
+            sql = str(stmt.compile(dialect=db.engine.dialect,
+                                   compile_kwargs={"literal_binds": True}))
+
+            def explain_runs(conn: Connection) -> Any:
+                return conn.exec_driver_sql(explain_sql(dialect, sql)).fetchall()
+
+            rows = await db.run(explain_runs)
+            out.append(f"\n### list_workflow_runs(workflow_name=...), newest 20\n\n```sql\n"
+                       f"{sql.strip()}\n```\n\n```")
+            out.extend(_format(dialect, list(rows)))
+            out.append("```")
         finally:
             await library.close()
             if contenders.cleanup is not None:

@@ -47,10 +47,10 @@ def test_every_include_window_is_read_in_one_transaction(tmp_path: Path) -> None
             runs = 0
             run = memory.db.run
 
-            async def counted(fn: Any, *, write: bool = False) -> Any:
+            async def counted(fn: Any, **options: Any) -> Any:
                 nonlocal runs
                 runs += 1
-                return await run(fn, write=write)
+                return await run(fn, **options)
 
             memory.db.run = counted  # type: ignore[method-assign]
             page = await memory.list_messages(

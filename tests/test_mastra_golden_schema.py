@@ -176,6 +176,12 @@ ALLOWED: dict[tuple[str, ...], str] = {
     ("sqlite", "mastra_messages", "extra index", "mastra_messages_thread_id_createdat_idx"): (
         _OUR_INDEX + ": newest-first pages with the id tie-break, as on PostgreSQL"
     ),
+    (
+        "sqlite",
+        "mastra_workflow_snapshot",
+        "extra index",
+        "mastra_workflow_snapshot_name_created_at_idx",
+    ): _OUR_INDEX + ": a workflow's runs newest first, as Mastra's index does on PostgreSQL",
     ("sqlite", "mastra_threads", "extra index", "mastra_threads_resourceid_createdat_idx"): (
         _OUR_INDEX + ": a resource's threads newest first, as on PostgreSQL"
     ),

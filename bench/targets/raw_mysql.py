@@ -2,10 +2,10 @@
 logical work (``raw_sql.RawSqlTarget``) by hand.
 
 Same layout (tables created by the library, in a database of their own): ``DATETIME(3)``
-holding UTC, JSON as text, ``ON DUPLICATE KEY UPDATE`` upserts, locking reads ``FOR UPDATE``;
-the same session (utf8mb4, strict ``sql_mode``, ``READ COMMITTED``, no autocommit), so every
-operation is one implicit transaction ended by ``COMMIT``, on a pool bounded like the
-library's.
+holding UTC, JSON as text, ``ON DUPLICATE KEY UPDATE`` upserts; the same session (utf8mb4,
+strict ``sql_mode``, ``READ COMMITTED``) in autocommit, the minimal way (DESIGN.md section 8): a
+read or a single-statement write is one round trip, ``BEGIN .. COMMIT`` only where statements
+must agree (a message batch, a thread page and its count); a pool bounded like the library's.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class _MysqlTx:
 class RawMysqlTarget(RawSqlTarget):
     quote = "`"
     marker = "%s"
-    lock = " FOR UPDATE"
+    #: ``INSERT .. ON DUPLICATE KEY UPDATE`` returns no row: the write alone.
+    upsert_returning = False
 
     def __init__(self, url: str, prefix: str = "mastra_") -> None:
         super().__init__(prefix)
@@ -57,7 +58,7 @@ class RawMysqlTarget(RawSqlTarget):
             "password": unquote(parts.password or ""),
             "db": parts.path.lstrip("/"),
             "charset": "utf8mb4",
-            "autocommit": False,
+            "autocommit": True,
             "init_command": f"SET SESSION sql_mode='{SQL_MODE}'",
         }
 
@@ -77,6 +78,7 @@ class RawMysqlTarget(RawSqlTarget):
 
     async def _transaction(self, op: Op[T], *, write: bool) -> T:
         async with self.pool.connection() as conn:
+            await conn.begin()
             try:
                 result = await op(_MysqlTx(conn))
             except BaseException:
@@ -84,6 +86,10 @@ class RawMysqlTarget(RawSqlTarget):
                 raise
             await conn.commit()
             return result
+
+    async def _statement(self, op: Op[T]) -> T:
+        async with self.pool.connection() as conn:
+            return await op(_MysqlTx(conn))
 
     def upsert_clause(self, key: Sequence[str], update: Sequence[str]) -> str:
         sets = ", ".join(f"{self.q(c)} = VALUES({self.q(c)})" for c in update)

@@ -1,11 +1,13 @@
 """The raw contender on PostgreSQL: psycopg 3 in asyncio mode (``AsyncConnection``) doing the
-library's logical work (``raw_sql.RawSqlTarget``) by hand.
+library's logical work (``raw_sql.RawSqlTarget``) by hand, the minimal way.
 
 Same layout as the library's (tables created by it, in a schema of their own): naive
 ``TIMESTAMP`` columns holding the UTC wall clock, each written with its ``"cZ" TIMESTAMPTZ``
 shadow, read back as ``COALESCE("cZ", timezone('UTC', "c"))``; JSON as ``JSONB`` (psycopg
-parses it on read, as it does for the library); locking reads ``FOR UPDATE``; each operation
-one ``BEGIN .. COMMIT`` on a connection of a pool bounded like the library's.
+parses it on read, as it does for the library). Connections are in autocommit: a read or a
+single-statement write is one round trip; a message batch is one statement too (below); a
+transaction (``conn.transaction()``) only where statements must agree. A pool bounded like
+the library's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 
 import psycopg
 
-from bench.targets.raw_sql import Op, Pool, RawSqlTarget, T
+from bench.targets.base import Msg
+from bench.targets.raw_sql import MESSAGES, THREADS, Op, Pool, RawSqlTarget, T, Tx, now
 from composite_store.schema import Column, ColumnType, shadow_name
 
 
@@ -36,14 +39,13 @@ class _PgTx:
 class RawPostgresTarget(RawSqlTarget):
     marker = "%s"
     shadow_timestamps = True
-    lock = " FOR UPDATE"
 
     def __init__(self, dsn: str, schema: str, prefix: str = "mastra_") -> None:
         super().__init__(prefix, schema)
         self.dsn = dsn
 
         async def connect() -> psycopg.AsyncConnection[Any]:
-            # Autocommit: each operation's transaction is an explicit conn.transaction().
+            # Autocommit: a statement is its own transaction; conn.transaction() where not.
             return await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
 
         async def close(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -58,6 +60,46 @@ class RawPostgresTarget(RawSqlTarget):
         async with self.pool.connection() as conn, conn.transaction():
             return await op(_PgTx(conn))
 
+    async def _statement(self, op: Op[T]) -> T:
+        async with self.pool.connection() as conn:
+            return await op(_PgTx(conn))
+
+    async def save_messages(self, messages: list[Msg]) -> None:
+        """One statement, atomic by itself: the batch is inserted (upserted by id) and the
+        touched threads' updatedAt bumped only when every target thread exists; the threads
+        the ids were in before (a moved message) come from the statement's own snapshot."""
+        rows = self.message_rows(messages)
+        targets = sorted({m.thread_id for m in messages})
+        ids = [m.id for m in messages]
+        set_cols, set_args = self.stamp(THREADS, "updatedAt", now())
+        sql = self.statement(("save_messages", len(targets), len(ids)), lambda: self._save_sql(
+            set_cols, len(targets), len(ids)))
+        args = [*targets, *ids, *[v for row in rows for v in row], len(targets), *set_args,
+                len(targets)]
+        found = await self._statement(lambda tx: tx.rows(sql, args))
+        if found[0][0] != len(targets):
+            raise LookupError(f"thread(s) not found among {targets}")
+
+    def _save_sql(self, set_cols: list[str], n_targets: int, n_ids: int) -> str:
+        cols = self.columns(MESSAGES)
+        names = ", ".join(self.q(c) for c in cols)
+        one = f"({self.marks(len(cols))})"
+        sets = ", ".join(f"{self.q(c)} = excluded.{self.q(c)}" for c in cols if c != "id")
+        thr, msg, tid = self.t(THREADS), self.t(MESSAGES), self.q("id")
+        return (
+            f"WITH tg AS (SELECT {tid} FROM {thr} WHERE {tid} IN ({self.marks(n_targets)})), "
+            "t AS (SELECT count(*) AS n FROM tg), "
+            f"prev AS (SELECT {self.q('thread_id')} AS tid FROM {msg} "
+            f"WHERE {tid} IN ({self.marks(n_ids)})), "
+            f"ins AS (INSERT INTO {msg} ({names}) SELECT * FROM (VALUES "
+            f"{', '.join([one] * n_ids)}) AS v ({names}) WHERE (SELECT n FROM t) = %s "
+            f"ON CONFLICT ({tid}) DO UPDATE SET {sets} RETURNING 1), "
+            f"upd AS (UPDATE {thr} SET "
+            + ", ".join(f"{self.q(c)} = %s" for c in set_cols)
+            + f" WHERE (SELECT n FROM t) = %s AND ({tid} IN (SELECT {tid} FROM tg) "
+            f"OR {tid} IN (SELECT tid FROM prev)) RETURNING 1) SELECT n FROM t"
+        )
+
     def read_expr(self, column: Column) -> str:
         if column.type is not ColumnType.TIMESTAMP:
             return self.q(column.name)
@@ -66,3 +108,6 @@ class RawPostgresTarget(RawSqlTarget):
 
     def decode_json(self, value: Any) -> Any:
         return value  # psycopg already parsed the JSONB
+
+
+__all__ = ["RawPostgresTarget", "Tx"]

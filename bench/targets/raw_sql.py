@@ -1,20 +1,24 @@
-"""The raw contender on the relational engines, written once: the library's logical work by
-hand on a driver connection, with the engine's own spelling supplied by a subclass.
+"""The raw contender on the relational engines, written once: the minimal correct work a skilled
+engineer would write by hand on a driver connection (DESIGN.md section 8), with the engine's own
+spelling supplied by a subclass.
 
-Every operation issues the statements the library issues (``sql/memory.py``,
-``sql/workflows.py``, ``sql/observability.py``): the same upserts, the thread existence check
-and previous-thread lookup before a message batch, the updatedAt bump of the touched threads,
-the locking read before a working-memory write, the count next to a thread page, the two
-transactions of a page with an include window; the same columns (PostgreSQL's ``"cZ"`` shadow
-timestamps included) and the same encodings; and it decodes what it reads (JSON parsed,
-timestamps turned into aware datetimes), as the library must to build records, after the
-transaction as the library builds them (``SqlDatabase.run``). What it leaves
-out is the library's own machinery: validation, records, the statement cache, the pool's
-pre-ping. SQL text is built once per statement shape, as the library compiles once.
+- A read is one statement in autocommit: no BEGIN/COMMIT around a single SELECT, no locking
+  read where no write follows. Reads that must agree (a thread page and its count) share one
+  transaction; an include window's reads (the target, then its neighbours) are statements of
+  their own, as they are under READ COMMITTED inside a transaction too.
+- A write takes the fewest round trips that keep the documented guarantees: one upsert in
+  autocommit for a thread, a resource's working memory, a snapshot or a span batch; a message
+  batch is atomic (all or nothing), upserts by id, refuses unknown threads, and bumps updatedAt
+  of every touched thread, including the one a moved message left (the subclass says how:
+  one statement on PostgreSQL, ``UPDATE .. RETURNING`` plus the upsert on SQLite).
+- Same columns (PostgreSQL's ``"cZ"`` shadow timestamps included), same encodings, and what is
+  read is decoded (JSON parsed, timestamps turned into aware datetimes), as the library must to
+  build records. What it leaves out is the library's own machinery: validation, records, the
+  statement cache, routing. SQL text is built once per statement shape.
 
-An operation is an ``async def op(tx)`` against :class:`Tx`. Asynchronous drivers await it in a
-transaction on a pooled connection; synchronous ones (sqlite3, libsql) run it on their worker
-thread with :func:`drive`, since its awaits never suspend there.
+An operation is an ``async def op(tx)`` against :class:`Tx`, run by :meth:`_statement`
+(autocommit) or :meth:`_transaction` (one transaction). Synchronous drivers (sqlite3, libsql)
+run it with :func:`drive` on the caller's thread, since its awaits never suspend there.
 """
 
 from __future__ import annotations
@@ -105,8 +109,6 @@ class RawSqlTarget(Target):
     marker = "?"
     #: PostgreSQL writes each timestamp twice: naive ``c`` and ``"cZ" TIMESTAMPTZ``.
     shadow_timestamps = False
-    #: Appended to the read of a read-modify-write where the engine locks rows.
-    lock = ""
 
     def __init__(self, prefix: str = "mastra_", schema: str | None = None) -> None:
         self.prefix, self.schema = prefix, schema
@@ -117,6 +119,10 @@ class RawSqlTarget(Target):
     @abstractmethod
     async def _transaction(self, op: Op[T], *, write: bool) -> T:
         """Run ``op`` in one transaction (a write one: ``write``) and commit it."""
+
+    @abstractmethod
+    async def _statement(self, op: Op[T]) -> T:
+        """Run ``op`` (one statement, or reads that need no common snapshot) in autocommit."""
 
     def encode_time(self, value: datetime) -> Any:
         return value.astimezone(UTC).replace(tzinfo=None)
@@ -259,11 +265,10 @@ class RawSqlTarget(Target):
         async def save(tx: Tx) -> None:
             await tx.run(sql, args)
 
-        await self._transaction(save, write=True)
+        await self._statement(save)
 
-    async def save_messages(self, messages: list[Msg]) -> None:
-        names = MESSAGES.column_names
-        rows = [
+    def message_rows(self, messages: list[Msg]) -> list[list[Any]]:
+        return [
             self.values(MESSAGES, {
                 "id": m.id, "thread_id": m.thread_id, "content": dumps(m.content),
                 "role": m.role, "type": "v2", "createdAt": m.created_at,
@@ -271,25 +276,33 @@ class RawSqlTarget(Target):
             })
             for m in messages
         ]
+
+    async def save_messages(self, messages: list[Msg]) -> None:
+        """Without ``UPDATE .. RETURNING`` (MariaDB): one transaction of one SELECT (the
+        targets that exist and the threads the batch's ids are in now), the upsert and the
+        updatedAt bump."""
+        names = MESSAGES.column_names
+        rows = self.message_rows(messages)
         targets = sorted({m.thread_id for m in messages})
         ids = [m.id for m in messages]
         set_cols, set_args = self.stamp(THREADS, "updatedAt", now())
+        probe = self.statement(
+            ("probe", len(targets), len(ids)),
+            lambda: f"SELECT {self.q('id')}, 0 FROM {self.t(THREADS)} "
+            f"WHERE {self.q('id')} IN ({self.marks(len(targets))}) UNION ALL "
+            f"SELECT DISTINCT {self.q('thread_id')}, 1 FROM {self.t(MESSAGES)} "
+            f"WHERE {self.q('id')} IN ({self.marks(len(ids))})",
+        )
 
         async def save(tx: Tx) -> None:
-            found = 0
-            for chunk in _chunks(targets):
-                found += len(await tx.rows(self.ids_in(THREADS, "id", "id", len(chunk)), chunk))
-            if found != len(targets):
+            found = await tx.rows(probe, [*targets, *ids])
+            if sum(1 for r in found if r[1] == 0) != len(targets):
                 raise LookupError(f"thread(s) not found among {targets}")
-            previous: set[str] = set()
-            for chunk in _chunks(ids):
-                sql = self.ids_in(MESSAGES, "thread_id", "id", len(chunk))
-                previous.update(r[0] for r in await tx.rows(sql, chunk))
             for start in range(0, len(rows), CHUNK):
                 part = rows[start : start + CHUNK]
                 sql = self.upsert(MESSAGES, names, ["id"], [], len(part))
                 await tx.run(sql, [v for row in part for v in row])
-            touched = sorted(set(targets) | previous)
+            touched = sorted(set(targets) | {r[0] for r in found if r[1] == 1})
             for chunk in _chunks(touched):
                 await tx.run(self._touch_sql(set_cols, len(chunk)), [*set_args, *chunk])
 
@@ -317,7 +330,7 @@ class RawSqlTarget(Target):
         async def read(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(sql, [thread_id, n + 1, 0])
 
-        rows = self.decode(MESSAGES, await self._transaction(read, write=False))
+        rows = self.decode(MESSAGES, await self._statement(read))
         return [r[0] for r in rows[:n]]
 
     def _neighbours_sql(self, op: str) -> str:
@@ -356,10 +369,10 @@ class RawSqlTarget(Target):
                     found += await tx.rows(sql, [tid, at, at, message_id, limit])
             return found
 
-        # Two operations, as the library runs them: the page, then the include window.
-        rows = self.decode(MESSAGES, await self._transaction(read_page, write=False))[:n]
+        # The page, then the window: each read its own autocommit statement.
+        rows = self.decode(MESSAGES, await self._statement(read_page))[:n]
         merged = {r[0]: r for r in rows}
-        for r in self.decode(MESSAGES, await self._transaction(read_window, write=False)):
+        for r in self.decode(MESSAGES, await self._statement(read_window)):
             merged.setdefault(r[0], r)
         ordered = sorted(merged.values(), key=lambda r: (r[5], r[0]), reverse=True)
         return [r[0] for r in ordered]
@@ -380,50 +393,52 @@ class RawSqlTarget(Target):
             await tx.rows(count, [resource_id])
             return rows
 
+        # The page and its total must agree: one transaction.
         rows = self.decode(THREADS, await self._transaction(read, write=False))
         return [r[0] for r in rows[:per_page]]
 
-    def _resource_sql(self, *, lock: bool) -> str:
+    def _resource_sql(self) -> str:
         return self.statement(
-            ("resource", lock),
-            lambda: f"{self.select(RESOURCES)} WHERE {self.q('id')} = {self.marker}"
-            + (self.lock if lock else ""),
+            "resource",
+            lambda: f"{self.select(RESOURCES)} WHERE {self.q('id')} = {self.marker}",
         )
+
+    #: ``RETURNING`` on an upsert (PostgreSQL, SQLite): the row written comes back with it.
+    upsert_returning = True
 
     async def update_working_memory(self, resource_id: str, text: str) -> None:
+        """One upsert: created when missing, else working memory and updatedAt replaced; the
+        stored row comes back (the library returns the resource) where the engine can."""
         stamp = now()
-        read = self._resource_sql(lock=True)
-        insert = self.statement(
-            "insert_resource",
-            lambda: f"INSERT INTO {self.t(RESOURCES)} "
-            f"({', '.join(self.q(c) for c in self.columns(RESOURCES))}) "
-            f"VALUES ({self.marks(len(self.columns(RESOURCES)))})",
-        )
-        set_cols, set_args = self.stamp(RESOURCES, "updatedAt", stamp)
-        update = self.statement(
-            "update_resource",
-            lambda: f"UPDATE {self.t(RESOURCES)} SET "
-            + ", ".join(f"{self.q(c)} = {self.marker}" for c in [*set_cols, "workingMemory"])
-            + f" WHERE {self.q('id')} = {self.marker}",
-        )
+        names = RESOURCES.column_names
 
-        async def write(tx: Tx) -> None:
-            if not self.decode(RESOURCES, await tx.rows(read, [resource_id])):
-                row = {"id": resource_id, "workingMemory": text, "metadata": None,
-                       "createdAt": stamp, "updatedAt": stamp}
-                await tx.run(insert, self.values(RESOURCES, row))
-            else:
-                await tx.run(update, [*set_args, text, resource_id])
+        def build() -> str:
+            sql = self.upsert(RESOURCES, names, ["id"], ["metadata", "createdAt"], 1)
+            if self.upsert_returning:
+                sql += " RETURNING " + ", ".join(self.read_expr(c) for c in RESOURCES.columns)
+            return sql
 
-        await self._transaction(write, write=True)
+        sql = self.statement("update_resource", build)
+        args = self.values(RESOURCES, {
+            "id": resource_id, "workingMemory": text, "metadata": None,
+            "createdAt": stamp, "updatedAt": stamp,
+        })
+
+        async def write(tx: Tx) -> Sequence[Sequence[Any]]:
+            if self.upsert_returning:
+                return await tx.rows(sql, args)
+            await tx.run(sql, args)
+            return []
+
+        self.decode(RESOURCES, await self._statement(write))
 
     async def get_working_memory(self, resource_id: str) -> str | None:
-        sql = self._resource_sql(lock=False)
+        sql = self._resource_sql()
 
         async def read(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(sql, [resource_id])
 
-        rows = self.decode(RESOURCES, await self._transaction(read, write=False))
+        rows = self.decode(RESOURCES, await self._statement(read))
         return str(rows[0][1]) if rows and rows[0][1] is not None else None
 
     # -- workflows ---------------------------------------------------------------------------------
@@ -440,7 +455,7 @@ class RawSqlTarget(Target):
         async def save(tx: Tx) -> None:
             await tx.run(sql, args)
 
-        await self._transaction(save, write=True)
+        await self._statement(save)
 
     async def load_snapshot(self, name: str, run_id: str) -> dict[str, Any] | None:
         m = self.marker
@@ -454,7 +469,7 @@ class RawSqlTarget(Target):
         async def read(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(sql, [run_id, name])
 
-        rows = self.decode(SNAPSHOTS, await self._transaction(read, write=False))
+        rows = self.decode(SNAPSHOTS, await self._statement(read))
         if not rows:
             return None
         value: dict[str, Any] = rows[0][3]
@@ -482,7 +497,11 @@ class RawSqlTarget(Target):
                 sql = self.upsert(SPANS, names, ["traceId", "spanId"], [], len(part))
                 await tx.run(sql, [v for row in part for v in row])
 
-        await self._transaction(save, write=True)
+        # One multi-row upsert is atomic by itself; more than one chunk needs a transaction.
+        if len(rows) <= CHUNK:
+            await self._statement(save)
+        else:
+            await self._transaction(save, write=True)
 
     async def read_trace(self, trace_id: str) -> int:
         sql = self.statement(
@@ -494,7 +513,7 @@ class RawSqlTarget(Target):
         async def read(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(sql, [trace_id])
 
-        return len(self.decode(SPANS, await self._transaction(read, write=False)))
+        return len(self.decode(SPANS, await self._statement(read)))
 
 
 def _chunks(values: list[str]) -> list[list[str]]:

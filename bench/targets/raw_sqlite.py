@@ -2,21 +2,22 @@
 doing the library's logical work (``raw_sql.RawSqlTarget``) by hand.
 
 Same file layout (tables created by the library), same pragmas (WAL, busy timeout,
-synchronous=NORMAL), same transactions (``BEGIN IMMEDIATE`` for writes, ``BEGIN`` for reads),
-timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ`` text and JSON as text, and the same async mode: one
-hop to one worker thread per operation. On libSQL JSON columns are read through ``json()``,
-as the library reads them (Mastra may have written binary JSONB).
+synchronous=NORMAL), timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ`` text and JSON as text. The
+minimal way (DESIGN.md section 8): synchronous calls on the caller's thread (no worker-thread
+hop), single statements in autocommit, ``BEGIN IMMEDIATE .. COMMIT`` only around a message batch
+(``UPDATE .. RETURNING`` of the touched threads, then the upsert) and ``BEGIN .. COMMIT`` around
+a thread page and its count. On libSQL JSON columns are read through ``json()``, as the library
+reads them (Mastra may have written binary JSONB).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.targets.raw_sql import Op, RawSqlTarget, T, drive
+from bench.targets.base import Msg
+from bench.targets.raw_sql import CHUNK, MESSAGES, THREADS, Op, RawSqlTarget, T, Tx, drive, now
 from composite_store.schema import Column, ColumnType
 
 #: Driver name -> how to open a file in autocommit mode usable from the worker thread.
@@ -56,30 +57,20 @@ class RawSqliteTarget(RawSqlTarget):
         super().__init__(prefix)
         self.path, self.driver = path, driver
         self.conn: Any = None
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix=f"raw-{driver}")
 
     async def open(self) -> None:
-        def connect() -> Any:
-            conn = _connect(self.driver, self.path)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            return conn
-
-        self.conn = await asyncio.get_running_loop().run_in_executor(self.executor, connect)
+        conn = _connect(self.driver, self.path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn = conn
 
     async def close(self) -> None:
         if self.conn is not None:
             conn, self.conn = self.conn, None
-            await asyncio.get_running_loop().run_in_executor(self.executor, conn.close)
-        self.executor.shutdown()
+            conn.close()
 
     async def _transaction(self, op: Op[T], *, write: bool) -> T:
-        return await asyncio.get_running_loop().run_in_executor(
-            self.executor, self._in_thread, op, write
-        )
-
-    def _in_thread(self, op: Op[T], write: bool) -> T:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
@@ -89,6 +80,39 @@ class RawSqliteTarget(RawSqlTarget):
             raise
         conn.execute("COMMIT")
         return result
+
+    async def _statement(self, op: Op[T]) -> T:
+        return drive(op(_SyncTx(self.conn)))
+
+    async def save_messages(self, messages: list[Msg]) -> None:
+        """One transaction: the touched threads' updatedAt bumped first (``RETURNING`` says
+        which targets exist; the threads the ids are in now are found by the same statement),
+        then the upsert."""
+        names = MESSAGES.column_names
+        rows = self.message_rows(messages)
+        targets = sorted({m.thread_id for m in messages})
+        ids = [m.id for m in messages]
+        set_cols, set_args = self.stamp(THREADS, "updatedAt", now())
+        m, tid = self.marker, self.q("id")
+        touch = self.statement(
+            ("touch_returning", len(targets), len(ids)),
+            lambda: f"UPDATE {self.t(THREADS)} SET "
+            + ", ".join(f"{self.q(c)} = {m}" for c in set_cols)
+            + f" WHERE {tid} IN ({self.marks(len(targets))}) OR {tid} IN (SELECT "
+            f"{self.q('thread_id')} FROM {self.t(MESSAGES)} WHERE {tid} IN "
+            f"({self.marks(len(ids))})) RETURNING {tid}",
+        )
+
+        async def save(tx: Tx) -> None:
+            touched = {r[0] for r in await tx.rows(touch, [*set_args, *targets, *ids])}
+            if not touched.issuperset(targets):
+                raise LookupError(f"thread(s) not found among {targets}")
+            for start in range(0, len(rows), CHUNK):
+                part = rows[start : start + CHUNK]
+                sql = self.upsert(MESSAGES, names, ["id"], [], len(part))
+                await tx.run(sql, [v for row in part for v in row])
+
+        await self._transaction(save, write=True)
 
     def encode_time(self, value: datetime) -> Any:
         value = value.astimezone(UTC)

@@ -198,6 +198,11 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
         )
     for index in (*spec.indexes, *spec.mastra_indexes):
         yield f"- {_index_line(index, name)}"
+    for index in spec.sql_indexes:
+        yield (
+            f"- Index `{index.physical_name(name, DEFAULT_PREFIX)}` on ({_cols(index.columns)}); "
+            "ours, on the relational backends where no index has these columns already"
+        )
     yield ""
 
 

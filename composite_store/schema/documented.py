@@ -141,6 +141,10 @@ class TableSpec:
     #: Portable secondary indexes (every backend) and Mastra's own (``Index.families``).
     indexes: tuple[Index, ...] = ()
     mastra_indexes: tuple[Index, ...] = ()
+    #: Our own indexes on the relational backends only (their ``families``), created where no
+    #: index of the family's already has the same columns (Redis and MongoDB serve the same
+    #: reads their own way): not Mastra's, so Mastra's ``init()`` ignores them.
+    sql_indexes: tuple[Index, ...] = ()
     #: Mastra names the primary key constraint ``<table>_<columns>_pk`` (PostgreSQL prefixes
     #: it with the schema), and adds one of that name when it is missing: the spans table.
     named_primary_key: bool = False
@@ -154,7 +158,7 @@ class TableSpec:
         for name in (*self.primary_key, *(n for u in self.unique for n in u)):
             if name not in self._by_name:
                 raise AssertionError(f"{self.base_name}: key column {name!r} is not a column")
-        for index in (*self.indexes, *self.mastra_indexes):
+        for index in (*self.indexes, *self.mastra_indexes, *self.sql_indexes):
             for name in (*(n for n, _ in index.columns), *filter(None, [index.where_null])):
                 if name not in self._by_name:
                     raise AssertionError(f"{self.base_name}: index column {name!r} unknown")
@@ -184,7 +188,12 @@ class TableSpec:
     def indexes_for(self, family: str) -> tuple[Index, ...]:
         """The indexes a backend of ``family`` creates: the portable ones, and Mastra's own
         where ``family`` is one of Mastra's."""
-        return (*self.indexes, *(i for i in self.mastra_indexes if family in i.families))
+        found = (*self.indexes, *(i for i in self.mastra_indexes if family in i.families))
+        covered = {i.columns for i in found}
+        ours = (
+            i for i in self.sql_indexes if family in i.families and i.columns not in covered
+        )
+        return (*found, *ours)
 
     def unique_index_name(self, key: tuple[str, ...]) -> str | None:
         """Mastra's name of the unique index enforcing ``key``, or None (a constraint)."""
@@ -226,6 +235,9 @@ def _desc(*names: str) -> tuple[tuple[str, bool], ...]:
 
 
 _PG, _SQ, _BOTH = frozenset({POSTGRESQL}), frozenset({SQLITE}), MASTRA_FAMILIES
+#: The relational families but PostgreSQL, whose Mastra index serves the same reads
+#: (``SqlDialect.family``: MariaDB/MySQL and Oracle are ``sql``).
+_OURS_SQL = frozenset({SQLITE, "sql"})
 
 
 def _mx(
@@ -396,6 +408,16 @@ TABLES: tuple[TableSpec, ...] = (
         ),
         primary_key=(),
         unique=(("workflow_name", "run_id"),),
+        # list_workflow_runs(workflow_name=...) newest first (ties by run_id): Mastra's index
+        # on PostgreSQL (an incremental sort does the ties), ours on the other relational
+        # backends (else every run of the workflow is read and sorted).
+        sql_indexes=(
+            Index(
+                "name_created_at_idx",
+                _desc("workflow_name", "-createdAt", "-run_id"),
+                families=_OURS_SQL,
+            ),
+        ),
         mastra_indexes=(
             _mx(
                 "workflow_snapshot",

@@ -57,7 +57,8 @@ class CreateIndex:
 
     def documented(self) -> Index:
         spec = self.spec()
-        return next(i for i in (*spec.indexes, *spec.mastra_indexes) if i.suffix == self.index)
+        indexes = (*spec.indexes, *spec.mastra_indexes, *spec.sql_indexes)
+        return next(i for i in indexes if i.suffix == self.index)
 
 
 @dataclass(frozen=True)
@@ -214,15 +215,32 @@ def _mastra_1x_migrations() -> tuple[Migration, ...]:
     return tuple(found)
 
 
+#: Version 3's other steps, by domain (issue 19): workflow runs of one workflow read newest
+#: first in index order on the relational backends (PostgreSQL has Mastra's index already).
+_VERSION_3_INDEXES: dict[str, tuple[Step, ...]] = {
+    "workflows": (CreateIndex("workflow_snapshot", "name_created_at_idx"),),
+}
+
+
 def _exact_text_migrations() -> tuple[Migration, ...]:
-    """Version 3: identifiers compare exactly on every backend (issue 17)."""
+    """Version 3: identifiers compare exactly on every backend (issue 17); and the index of
+    workflow runs by (workflow_name, createdAt DESC, run_id DESC) (issue 19)."""
     return tuple(
         Migration(
             domain,
             3,
             "compare text exactly: a binary NO PAD collation on every text column (MariaDB, "
-            "MySQL), so that an id with a trailing space is another id",
-            tuple(ExactText(spec.base_name) for spec in tables_for(domain)),
+            "MySQL), so that an id with a trailing space is another id"
+            + (
+                "; index workflow runs by (workflow_name, createdAt DESC, run_id DESC) "
+                "(<prefix>workflow_snapshot_name_created_at_idx)"
+                if domain in _VERSION_3_INDEXES
+                else ""
+            ),
+            (
+                *(ExactText(spec.base_name) for spec in tables_for(domain)),
+                *_VERSION_3_INDEXES.get(domain, ()),
+            ),
             # Without it a padded id reads and overwrites another resource's records.
             required=True,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -109,6 +110,9 @@ class SqlDatabase:
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
+        #: Held by whichever thread uses the worker connection: the worker, or the event loop's
+        #: thread running a short operation inline (``run(..., short=True)``).
+        self._sync_lock = threading.Lock()
         self._created: set[str] = set()
         #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
         self.statements = StatementCache(
@@ -120,8 +124,23 @@ class SqlDatabase:
 
     # -- running operations ----------------------------------------------------------------------
 
-    async def run(self, fn: Callable[[Connection], T], *, write: bool = False) -> T:
+    async def run(
+        self,
+        fn: Callable[[Connection], T],
+        *,
+        write: bool = False,
+        single: bool = False,
+        short: bool = False,
+    ) -> T:
         """Run ``fn(connection)`` in one transaction, committed when it returns.
+
+        ``single``: ``fn`` runs one statement (a point read, one upsert, a bounded page), or
+        reads that need no common snapshot (each statement of a READ COMMITTED transaction
+        takes its own anyway); it then runs without an explicit transaction, in autocommit: one
+        round trip on a server instead of BEGIN, statement, COMMIT. ``short``: the operation is
+        bounded and short (a point read, a bounded page, a small write); on a synchronous driver
+        (SQLite) it runs inline on the caller's thread when the worker is idle, instead of
+        hopping to the worker thread (DESIGN.md section 8); large ones keep the hop.
 
         A transaction the server aborted as a deadlock victim (or serialization failure) is run
         again from the start, a few times: it rolled back whole, so ``fn`` sees a clean slate.
@@ -138,7 +157,12 @@ class SqlDatabase:
             for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
                 try:
                     if self.is_async:
-                        return await self._run_async(fn, write)
+                        return await self._run_async(fn, write, single)
+                    if short and self._sync_lock.acquire(blocking=False):
+                        try:  # the worker is idle: run here, no hop
+                            return self._run_sync_held(fn, write, single)
+                        finally:
+                            self._sync_lock.release()
                     if self._executor is None:
                         # One worker: SQLite serialises writers anyway, and one thread keeps every
                         # read-modify-write of this process in order.
@@ -146,7 +170,9 @@ class SqlDatabase:
                             1, thread_name_prefix="composite-store-sql"
                         )
                     loop = asyncio.get_running_loop()
-                    return await loop.run_in_executor(self._executor, self._run_sync, fn, write)
+                    return await loop.run_in_executor(
+                        self._executor, self._run_sync, fn, write, single
+                    )
                 except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
                     if exc.connection_invalidated and not reconnected and self.is_async:
                         # A held connection the server dropped, found by a statement before
@@ -184,15 +210,19 @@ class SqlDatabase:
                     ) from exc
             raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _run_async(self, fn: Callable[[Connection], T], write: bool) -> T:
+    async def _run_async(self, fn: Callable[[Connection], T], write: bool, single: bool) -> T:
         if self._held is None:  # a pool that keeps nothing: check out per operation
             engine: AsyncEngine = self.engine  # type: ignore[assignment]
             async with engine.connect() as aconn:
-                return await self._in_greenlet(self._transaction, aconn.sync_connection, fn, write)
+                return await self._in_greenlet(
+                    self._driver_transaction, aconn.sync_connection, fn, write, single
+                )
         aconn = await self._held.acquire()
         interrupted = False
         try:
-            return await self._in_greenlet(self._transaction, aconn.sync_connection, fn, write)
+            return await self._in_greenlet(
+                self._driver_transaction, aconn.sync_connection, fn, write, single
+            )
         except BaseException as exc:
             # On an error _transaction rolled back (release() still drops a connection that is
             # lost or left in a transaction); only a cancellation leaves it mid-statement.
@@ -201,21 +231,39 @@ class SqlDatabase:
         finally:
             await self._held.release(aconn, interrupted=interrupted)
 
-    def _run_sync(self, fn: Callable[[Connection], T], write: bool) -> T:
+    def _run_sync(self, fn: Callable[[Connection], T], write: bool, single: bool) -> T:
+        with self._sync_lock:
+            return self._run_sync_held(fn, write, single)
+
+    def _run_sync_held(self, fn: Callable[[Connection], T], write: bool, single: bool) -> T:
         assert isinstance(self.engine, Engine)
         conn = self._worker_conn
         if conn is None or conn.closed or conn.invalidated:
             conn = self._worker_conn = self.engine.connect()
         try:
-            return self._transaction(conn, fn, write)
+            return self._transaction(conn, fn, write, single)
         except sa.exc.DBAPIError as exc:
             if exc.connection_invalidated:
                 self._worker_conn = None
             raise
 
-    def _transaction(self, conn: Connection, fn: Callable[[Connection], T], write: bool) -> T:
+    def _transaction(
+        self, conn: Connection, fn: Callable[[Connection], T], write: bool, single: bool = False
+    ) -> T:
         if self.is_async:
-            return self._driver_transaction(conn, fn, write)
+            return self._driver_transaction(conn, fn, write, single)
+        if single:
+            # One statement, its own transaction (the driver is in autocommit): no BEGIN, and
+            # no SQLAlchemy bookkeeping unless ``fn`` went through it (then it ends it).
+            try:
+                result = fn(conn)
+            except BaseException:
+                if conn.in_transaction():
+                    conn.rollback()
+                raise
+            if conn.in_transaction():
+                self._commit(conn, conn.commit, write)
+            return result
         # Begin SQLAlchemy's own transaction first: statements run on the driver cursor
         # (sql.engine.prepared) do not autobegin it, and commit() must reach the driver.
         if not conn.in_transaction():
@@ -230,14 +278,23 @@ class SqlDatabase:
         return result
 
     def _driver_transaction(
-        self, conn: Connection, fn: Callable[[Connection], T], write: bool
+        self, conn: Connection, fn: Callable[[Connection], T], write: bool, single: bool
     ) -> T:
-        """One operation on an async driver, whose statements (``sql.engine.prepared``) begin the
-        driver's transaction implicitly; it is committed on the driver too, one await, since
-        SQLAlchemy's begin/commit bookkeeping costs more than a point read's statement. A
-        statement that went through SQLAlchemy (``conn.execute``) began SQLAlchemy's own
-        transaction, which then ends it (committing the same driver transaction)."""
+        """One operation on an async driver. Where the dialect keeps its driver connections in
+        autocommit (``SqlDialect.autocommit``), a ``single`` operation runs as it is (each
+        statement its own transaction: one round trip for a point read) and any other one in
+        an explicit ``BEGIN`` .. ``COMMIT``; elsewhere the driver begins the transaction
+        implicitly with the first statement. Either way it is committed on the driver, one
+        await, since SQLAlchemy's begin/commit bookkeeping costs more than a point read's
+        statement. A statement that went through SQLAlchemy (``conn.execute``) began
+        SQLAlchemy's own transaction, which then ends it (committing the same driver
+        transaction)."""
         driver: Any = conn.connection.driver_connection
+        autocommit = self.dialect.autocommit
+        if autocommit:
+            self._ensure_autocommit(conn, driver)
+        if autocommit and not single:
+            self._execute_driver(conn, "BEGIN")
         self.dialect.begin(conn, write=write)
         try:
             result = fn(conn)
@@ -255,6 +312,8 @@ class SqlDatabase:
             if conn.in_transaction():
                 conn.commit()
                 return
+            if autocommit and single:
+                return  # nothing was begun: each statement committed itself
             try:
                 await_only(driver.commit())
             except Exception as exc:
@@ -262,6 +321,22 @@ class SqlDatabase:
 
         self._commit(conn, commit, write)
         return result
+
+    def _ensure_autocommit(self, conn: Connection, driver: Any) -> None:
+        """Put ``driver`` in autocommit if it is not (a new connection, or one SQLAlchemy reset
+        after an ``isolation_level`` option)."""
+        pending = self.dialect.ensure_autocommit(driver)
+        if pending is not None:
+            try:
+                await_only(pending)
+            except Exception as exc:
+                raise driver_error(conn, exc, "SET autocommit", ()) from exc
+
+    def _execute_driver(self, conn: Connection, sql: str) -> None:
+        try:
+            self.dialect.execute_prepared(conn, sql, None, False)
+        except Exception as exc:
+            raise driver_error(conn, exc, sql, ()) from exc
 
     @staticmethod
     def _commit(conn: Connection, commit: Callable[[], None], write: bool) -> None:

@@ -6,7 +6,7 @@ it calls these hooks. A backend package subclasses ``SqlDialect`` and overrides 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -158,6 +158,27 @@ class SqlDialect:
     def begin(self, conn: Connection, *, write: bool) -> None:
         """Start the operation's transaction; the default lets SQLAlchemy autobegin."""
 
+    #: ``UPDATE .. RETURNING`` and ``INSERT .. ON CONFLICT .. RETURNING`` (PostgreSQL, SQLite
+    #: 3.35+): a write can say what it touched or wrote without another statement.
+    update_returning: ClassVar[bool] = False
+    def upsert_returning(self) -> bool:
+        """Whether an upsert (``SqlDialect.upsert``) takes ``RETURNING`` and returns the row as
+        stored (PostgreSQL, SQLite 3.35+, MariaDB 10.5+); the default: ``update_returning``."""
+        return self.update_returning
+
+    #: Data-modifying statements in a ``WITH`` (PostgreSQL): a message batch in one statement.
+    writable_ctes: ClassVar[bool] = False
+
+    #: Async drivers: whether operations run on driver connections kept in autocommit, a
+    #: ``single`` operation (``SqlDatabase.run``) without BEGIN/COMMIT and any other in an
+    #: explicit ``BEGIN`` .. ``COMMIT`` (see ``ensure_autocommit``).
+    autocommit: ClassVar[bool] = False
+
+    def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
+        """What puts ``driver`` (the async driver's connection) in autocommit, or None when it is
+        already (``autocommit`` dialects only)."""
+        return None
+
     def create_namespace(self, conn: Connection, schema: str | None) -> None:
         """Create ``schema`` if the backend has schemas and it is missing."""
 
@@ -217,6 +238,18 @@ class SqlDialect:
     ) -> Executable:
         """INSERT ``rows``, replacing ``update`` columns of rows whose ``key`` exists."""
         raise NotImplementedError
+
+    def upsert_from_select(
+        self,
+        table: sa.Table,
+        columns: Sequence[str],
+        select: sa.Select[Any],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Any:
+        """``INSERT INTO table (columns) <select>`` updating ``update`` on a ``key`` conflict
+        (``writable_ctes`` dialects)."""
+        raise NotImplementedError(f"{self.name} has no INSERT .. SELECT upsert here")
 
     def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
         """How a documented column is selected (labelled with its documented name)."""

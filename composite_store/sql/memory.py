@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
+from composite_store.domains.args import UNSET
 from composite_store.domains.memory import (
     MemoryDomain,
     MessageQuery,
@@ -43,6 +44,8 @@ __all__ = ["SqlMemory"]
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
 #: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
 IN_CHUNK = 100
+#: Rows a page may have to count as short (``SqlDatabase.run(short=True)``: inline on SQLite).
+SHORT_PAGE = 1000
 
 
 def _range_shape(rng: DateRange | None) -> tuple[str, ...]:
@@ -65,6 +68,12 @@ def _range_values(rng: DateRange | None) -> dict[str, Any]:
     if rng is None:
         return {}
     return {"start": rng.start, "end": rng.end}
+
+
+def _refuse_missing(targets: Sequence[str], existing: set[str]) -> None:
+    missing = set(targets) - existing
+    if missing:
+        raise NotFoundError(f"thread(s) not found: {sorted(missing)}")
 
 
 def _chunks(values: Sequence[str]) -> list[Sequence[str]]:
@@ -130,11 +139,15 @@ class SqlMemory(SqlDomain, MemoryDomain):
     # -- threads ---------------------------------------------------------------------------------
 
     async def _get_thread(self, thread_id: str) -> Thread | None:
-        return await self.db.run(lambda conn: self._thread_row(conn, thread_id))
+        return await self.db.run(
+            lambda conn: self._thread_row(conn, thread_id), single=True, short=True
+        )
 
     async def _save_thread(self, thread: Thread) -> None:
         row = self.db.values(THREADS, thread.stored())
-        await self.db.run(lambda conn: self._upsert(conn, "threads", [row]), write=True)
+        await self.db.run(
+            lambda conn: self._upsert(conn, "threads", [row]), write=True, single=True, short=True
+        )
 
     async def _update_thread(
         self,
@@ -174,7 +187,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             )
             return updated
 
-        return await self.db.run(update, write=True)
+        return await self.db.run(update, write=True, short=True)
 
     async def _delete_thread(self, thread_id: str) -> None:
         def build_messages() -> Executable:
@@ -254,7 +267,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
             total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
-        rows, total = await self.db.run(read)
+        # The page and its count in one transaction; the page alone is one statement.
+        rows, total = await self.db.run(
+            read, single=not query.count, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+        )
         return [from_row(Thread, r) for r in rows], total
 
     # -- messages --------------------------------------------------------------------------------
@@ -326,7 +342,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
             total = int(count.scalar(conn, values)) if query.count else None
             return rows, total
 
-        rows, total = await self.db.run(read)
+        # The page and its count in one transaction; the page alone is one statement.
+        rows, total = await self.db.run(
+            read, single=not query.count, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+        )
         message = page.reader(Message, content=MessageContent.from_stored)
         return [message(r) for r in rows], total
 
@@ -386,7 +405,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return found
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
-        rows = await self.db.run(lambda conn: self._window_rows(conn, message_id, before, after))
+        # The target, then its neighbours. On the servers (READ COMMITTED: each statement of a
+        # transaction takes its own snapshot anyway) no BEGIN/COMMIT around them; SQLite's
+        # transaction keeps one snapshot, so it stays.
+        rows = await self.db.run(
+            lambda conn: self._window_rows(conn, message_id, before, after),
+            single=self.db.dialect.autocommit,
+            short=True,
+        )
         return [message_from_row(r) for r in rows]
 
     async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
@@ -399,11 +425,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 )
             return rows
 
-        return [message_from_row(r) for r in await self.db.run(read)]
+        few = len(includes) <= 10
+        single = self.db.dialect.autocommit  # as in _message_window
+        return [message_from_row(r) for r in await self.db.run(read, single=single, short=few)]
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
+        few = len(message_ids) <= IN_CHUNK
         rows = await self.db.run(
-            lambda conn: self._ids_in(conn, "messages", "id", message_ids)
+            lambda conn: self._ids_in(conn, "messages", "id", message_ids), single=few, short=few
         )
         return [message_from_row(r) for r in rows]
 
@@ -413,23 +442,150 @@ class SqlMemory(SqlDomain, MemoryDomain):
             rows.append(self.db.values(MESSAGES, m.stored_row()))
         targets = sorted({m.thread_id for m in messages})
         ids = [m.id for m in messages]
+        dialect = self.db.dialect
+        few = len(rows) <= UPSERT_CHUNK and len(targets) <= IN_CHUNK
+        if few and dialect.writable_ctes:
+            await self._save_messages_in_one(rows, targets, ids, now)
+            return
+        if few and dialect.update_returning:
+            await self._save_messages_returning(rows, targets, ids, now)
+            return
+
+        # Where every round trip counts (a server in autocommit: BEGIN is one of its own), the
+        # two checks go in one statement.
+        probe = self._probe(len(targets), len(ids)) if few and dialect.autocommit else None
 
         def save(conn: Connection) -> None:
-            existing = {
-                r["id"]
-                for r in self._ids_in(conn, "threads", "id", targets, what="id")
-            }
-            missing = set(targets) - existing
-            if missing:
-                raise NotFoundError(f"thread(s) not found: {sorted(missing)}")
-            previous = {
-                r["thread_id"]
-                for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
-            }
+            if probe is not None:
+                # One SELECT: the targets that exist (0) and the threads the ids are in (1).
+                found = probe.rows(conn, {**numbered("t", targets), **numbered("i", ids)})
+                existing = {r[0] for r in found if r[1] == 0}
+                previous = {r[0] for r in found if r[1] == 1}
+                _refuse_missing(targets, existing)
+            else:
+                existing = {
+                    r["id"]
+                    for r in self._ids_in(conn, "threads", "id", targets, what="id")
+                }
+                _refuse_missing(targets, existing)
+                previous = {
+                    r["thread_id"]
+                    for r in self._ids_in(conn, "messages", "id", ids, what="thread_id")
+                }
             self._upsert(conn, "messages", rows)
             self._touch_threads(conn, set(targets) | previous, now)
 
-        await self.db.run(save, write=True)
+        await self.db.run(save, write=True, short=few)
+
+    def _probe(self, n_targets: int, n_ids: int) -> Prepared:
+        """``SELECT id, 0`` of the target threads that exist ``UNION ALL`` ``SELECT thread_id,
+        1`` of the messages with the batch's ids: a message batch's two checks in one."""
+
+        def build(n_targets: int, n_ids: int) -> Executable:
+            threads, messages = self.tables["threads"], self.tables["messages"]
+            exists = sa.select(threads.c.id.label("tid"), sa.literal_column("0").label("kind"))
+            now_in = sa.select(messages.c.thread_id, sa.literal_column("1")).distinct()
+            return sa.union_all(
+                exists.where(threads.c.id.in_(params("t", n_targets))),
+                now_in.where(messages.c.id.in_(params("i", n_ids))),
+            )
+
+        return self.prepared(build, n_targets, n_ids)
+
+    async def _save_messages_returning(
+        self, rows: list[dict[str, Any]], targets: list[str], ids: list[str], now: Any
+    ) -> None:
+        """A batch in one transaction of two statements: the updatedAt bump of the target
+        threads and of the threads the ids are in now (moved messages leave them), whose
+        ``RETURNING`` says which targets exist; then the upsert (rolled back with the bump when
+        a target is missing)."""
+        stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
+
+        def build(stamped: tuple[str, ...], n_targets: int, n_ids: int) -> Executable:
+            threads, messages = self.tables["threads"], self.tables["messages"]
+            previous = sa.select(messages.c.thread_id).where(messages.c.id.in_(params("i", n_ids)))
+            return (
+                threads.update()
+                .where(sa.or_(threads.c.id.in_(params("t", n_targets)), threads.c.id.in_(previous)))
+                .values(self.set_values("threads", {c: c for c in stamped}))
+                .returning(threads.c.id)
+            )
+
+        touch = self.prepared(build, tuple(stamps), len(targets), len(ids))
+        values = {**stamps, **numbered("t", targets), **numbered("i", ids)}
+        [(upsert, upsert_values)] = self.upsert("messages", rows, ["id"])
+
+        def save(conn: Connection) -> None:
+            _refuse_missing(targets, {r[0] for r in touch.rows(conn, values)})
+            upsert.execute(conn, upsert_values)
+
+        await self.db.run(save, write=True, short=True)
+
+    async def _save_messages_in_one(
+        self, rows: list[dict[str, Any]], targets: list[str], ids: list[str], now: Any
+    ) -> None:
+        """A batch as one statement (PostgreSQL's data-modifying CTEs), atomic by itself and
+        so run in autocommit: one round trip. Every part reads the statement's one snapshot:
+        ``tg`` the target threads that exist, ``prev`` the threads the ids are in now (moved
+        messages leave them); the upsert and the updatedAt bump of both happen only when every
+        target exists, and the existing targets come back to say which are missing."""
+        stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
+        columns = tuple(rows[0])
+
+        def build(
+            columns: tuple[str, ...], stamped: tuple[str, ...], n_targets: int, n_rows: int
+        ) -> Executable:
+            threads, messages = self.tables["threads"], self.tables["messages"]
+            existing = (
+                sa.select(threads.c.id).where(threads.c.id.in_(params("t", n_targets))).cte("tg")
+            )
+            counted = sa.select(sa.func.count().label("n")).select_from(existing).cte("t")
+            previous = (
+                sa.select(messages.c.thread_id.label("tid"))
+                .where(messages.c.id.in_(params("i", n_rows)))
+                .cte("prev")
+            )
+            complete = sa.select(counted.c.n).scalar_subquery() == sa.bindparam("k")
+            batch = sa.values(
+                *[sa.column(c, messages.c[c].type) for c in columns], name="v"
+            ).data(
+                [
+                    tuple(
+                        sa.bindparam(f"{c}__{i}", type_=messages.c[c].type) for c in columns
+                    )
+                    for i in range(n_rows)
+                ]
+            )
+            inserted = self.db.dialect.upsert_from_select(
+                messages, columns, sa.select(batch).where(complete), ["id"],
+                [c for c in columns if c != "id"],
+            ).returning(sa.literal_column("1")).cte("ins")
+            bumped = (
+                threads.update()
+                .where(
+                    complete,
+                    sa.or_(
+                        threads.c.id.in_(sa.select(existing.c.id)),
+                        threads.c.id.in_(sa.select(previous.c.tid)),
+                    ),
+                )
+                .values(self.set_values("threads", {c: c for c in stamped}))
+                .returning(threads.c.id)
+                .cte("upd")
+            )
+            return sa.select(existing.c.id).add_cte(inserted, bumped)
+
+        stmt = self.prepared(build, columns, tuple(stamps), len(targets), len(rows))
+        values: dict[str, Any] = {
+            **stamps, **numbered("t", targets), **numbered("i", ids), "k": len(targets)
+        }
+        for i, row in enumerate(rows):
+            for c in columns:
+                values[f"{c}__{i}"] = row[c]
+        found = await self.db.run(
+            lambda conn: stmt.rows(conn, values), write=True, single=True, short=True
+        )
+        _refuse_missing(targets, {r[0] for r in found})
 
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
         ids = list(message_ids)
@@ -458,11 +614,18 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return from_row(Resource, row) if row is not None else None
 
     async def _get_resource(self, resource_id: str) -> Resource | None:
-        return await self.db.run(lambda conn: self._resource_row(conn, resource_id))
+        return await self.db.run(
+            lambda conn: self._resource_row(conn, resource_id), single=True, short=True
+        )
 
     async def _save_resource(self, resource: Resource) -> None:
         row = self.db.values(RESOURCES, resource.stored())
-        await self.db.run(lambda conn: self._upsert(conn, "resources", [row]), write=True)
+        await self.db.run(
+            lambda conn: self._upsert(conn, "resources", [row]),
+            write=True,
+            single=True,
+            short=True,
+        )
 
     async def _update_resource(
         self,
@@ -499,6 +662,13 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 .values(self.set_values("resources", {c: c for c in columns}))
             )
 
+        if (
+            metadata is None
+            and expected_working_memory is UNSET
+            and self.db.dialect.upsert_returning()
+        ):
+            return await self._upsert_resource(resource_id, working_memory, now)
+
         inserted = False
 
         def update(conn: Connection) -> Resource:
@@ -531,11 +701,42 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return updated
 
         try:
-            return await self.db.run(update, write=True)
+            return await self.db.run(update, write=True, short=True)
         except ConflictError:
             if not inserted:
                 raise  # a failed compare-and-set
             # A concurrent first update created the row between our read and our insert (there
             # was no row to lock yet): run once more, now updating the row that exists.
             inserted = False
-            return await self.db.run(update, write=True)
+            return await self.db.run(update, write=True, short=True)
+
+    async def _upsert_resource(
+        self, resource_id: str, working_memory: str | None, now: Any
+    ) -> Resource:
+        """``update_resource`` without a metadata merge or an expected working memory, as one
+        upsert (autocommit: one round trip): inserted as ``resource_after_update`` creates it
+        when missing, else its working memory (when given) and updatedAt replaced; the stored
+        row comes back with ``RETURNING``."""
+        # The row resource_after_update(None, ...) creates, without building the record.
+        created = {
+            "id": resource_id, "workingMemory": working_memory, "metadata": None,
+            "createdAt": now, "updatedAt": now,
+        }
+        row = self.db.values(RESOURCES, created)
+        replaced = {"workingMemory"} if working_memory is not None else set()
+        replaced.update(self.db.timestamp_values(RESOURCES, "updatedAt", now))
+        columns = tuple(row)
+        update = tuple(c for c in columns if c in replaced)
+
+        def build(columns: tuple[str, ...], update: tuple[str, ...]) -> Executable:
+            tbl = self.tables["resources"]
+            bound = {c: sa.bindparam(c, type_=tbl.c[c].type) for c in columns}
+            upsert: Any = self.db.dialect.upsert(tbl, [bound], ["id"], update)
+            return upsert.returning(*self.db.readable(tbl, RESOURCES))  # type: ignore[no-any-return]
+
+        stmt = self.prepared(build, columns, update)
+        stored = await self.db.run(
+            lambda conn: stmt.first(conn, row), write=True, single=True, short=True
+        )
+        assert stored is not None  # an upsert always returns its row
+        return from_row(Resource, stored)

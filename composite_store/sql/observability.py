@@ -115,14 +115,16 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
 
     async def _save_spans(self, spans: Sequence[Span]) -> None:
         rows = [self.db.values(SPANS, s.stored()) for s in spans]
-        # Multi-row statements in bounded chunks, all in one transaction.
+        # Multi-row statements in bounded chunks, all in one transaction; one chunk is one
+        # statement, atomic by itself (and short enough to run inline on SQLite).
         stmts = self.upsert("ai_spans", rows, SPAN_KEY)
 
         def save(conn: Connection) -> None:
             for stmt, values in stmts:
                 stmt.execute(conn, values)
 
-        await self.db.run(save, write=True)
+        one = len(stmts) == 1
+        await self.db.run(save, write=True, single=one, short=one)
 
     async def _update_spans(self, changes: Sequence[SpanChange], now: datetime) -> None:
         tbl = self.tables["ai_spans"]
@@ -180,7 +182,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             row = conn.execute(stmt).mappings().first()
             return from_row(Span, row) if row is not None else None
 
-        return await self.db.run(read)
+        return await self.db.run(read, single=True, short=True)
 
     async def _get_root_span(self, trace_id: str) -> Span | None:
         tbl = self.tables["ai_spans"]
@@ -195,7 +197,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             row = conn.execute(stmt).mappings().first()
             return from_row(Span, row) if row is not None else None
 
-        return await self.db.run(read)
+        return await self.db.run(read, single=True, short=True)
 
     async def _trace_spans(self, trace_id: str, *, light: bool) -> list[Span]:
         def build(light: bool) -> Executable:
@@ -207,7 +209,9 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             )
 
         stmt = self.prepared(build, light)
-        rows = await self.db.run(lambda conn: stmt.all(conn, {"trace_id": trace_id}))
+        rows = await self.db.run(
+            lambda conn: stmt.all(conn, {"trace_id": trace_id}), single=True, short=True
+        )
         return [from_row(Span, r) for r in rows]
 
     async def _list_traces(self, query: TraceQuery) -> tuple[list[Span], int | None]:

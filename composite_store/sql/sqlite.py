@@ -93,6 +93,7 @@ class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
     family: ClassVar[str] = SQLITE
     alter_table_in_place: ClassVar[bool] = False
+    update_returning: ClassVar[bool] = sqlite3.sqlite_version_info >= (3, 35)
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         sa.exc.IntegrityError: ConflictError,
         sqlite3.IntegrityError: ConflictError,

@@ -28,7 +28,10 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         row = self.db.values(SNAPSHOTS, run.stored())
         keep = [c for c in ("createdAt", "createdAtZ") if keep_created_at and c in row]
         [(stmt, values)] = self.upsert("workflow_snapshot", [row], KEY, keep)
-        await self.db.run(lambda conn: stmt.execute(conn, values), write=True)
+        # One upsert: its own transaction (one round trip), run inline on SQLite.
+        await self.db.run(
+            lambda conn: stmt.execute(conn, values), write=True, single=True, short=True
+        )
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
         def build(named: bool) -> Executable:
@@ -48,9 +51,15 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             row = stmt.first(conn, values)
             return from_row(WorkflowRun, row) if row is not None else None
 
-        return await self.db.run(read)
+        return await self.db.run(read, single=True, short=True)
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
+        stmt, count = self.runs_statements(query)
+        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
+
+    def runs_statements(self, query: RunQuery) -> tuple[sa.Select[Any], sa.Select[Any]]:
+        """The page and count statements of ``list_workflow_runs`` (``bench.explain`` shows
+        their plans)."""
         tbl = self.tables["workflow_snapshot"]
         where = []
         if query.workflow_name is not None:
@@ -73,13 +82,12 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         if w.limit is not None:
             stmt = stmt.offset(w.offset).limit(w.fetch)
         count = sa.select(sa.func.count()).select_from(tbl).where(*where)
-
-        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
+        return stmt, count
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
         tbl = self.tables["workflow_snapshot"]
         stmt = tbl.delete().where(tbl.c.run_id == run_id, tbl.c.workflow_name == workflow_name)
-        await self.db.run(lambda conn: conn.execute(stmt), write=True)
+        await self.db.run(lambda conn: conn.execute(stmt), write=True, single=True, short=True)
 
     async def _update_snapshot(
         self, workflow_name: str, run_id: str, update: SnapshotUpdate, now: datetime

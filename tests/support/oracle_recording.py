@@ -572,7 +572,7 @@ async def _record(
     configure(db.engine.dialect, version)
     conn = RecordingConnection(db.engine.dialect, prefix, rows=rows)
 
-    async def run(fn: Callable[[Any], Any], *, write: bool = False) -> Any:
+    async def run(fn: Callable[[Any], Any], **_options: Any) -> Any:
         return fn(conn)
 
     db.run = run  # type: ignore[method-assign]

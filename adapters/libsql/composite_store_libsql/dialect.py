@@ -41,6 +41,7 @@ class LibsqlDialect(SqliteDialect):
     """SQLite's statements on the libSQL engine (SQLite 3.45, so JSONB is readable)."""
 
     name: ClassVar[str] = "libsql"
+    update_returning: ClassVar[bool] = True  # SQLite 3.45 inside, whatever the stdlib's
 
     def create_engine(self, url: str, options: Mapping[str, Any]) -> Engine:
         import composite_store_libsql.sa_dialect  # noqa: F401 - registers sqlite+libsql

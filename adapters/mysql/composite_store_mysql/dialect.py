@@ -7,7 +7,7 @@ compiled for the server actually connected, so a ``mysql://`` URL pointing at Ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -94,6 +94,10 @@ class MysqlDialect(SqlDialect):
     # InnoDB appends the primary key (ascending) to secondary indexes: ascending indexes read
     # backwards serve the newest-first reads with their id tie-break (see SqlDialect).
     descending_indexes: ClassVar[bool] = False
+    # Driver connections stay in autocommit (switched once per connection: SQLAlchemy turns it
+    # off when it sets the isolation level): a point read or one upsert is one round trip, not
+    # the statement and a COMMIT; operations of several statements send BEGIN themselves.
+    autocommit: ClassVar[bool] = True
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         # Duplicate keys (1062) and other constraint errors, wrapped by SQLAlchemy.
         sa.exc.IntegrityError: ConflictError,
@@ -151,6 +155,16 @@ class MysqlDialect(SqlDialect):
         from composite_store_mysql.cursor import execute_direct
 
         return execute_direct(conn, sql, params, fetch)
+
+    def upsert_returning(self) -> bool:
+        # docstring inherited
+        # MariaDB 10.5+ returns the row an INSERT .. ON DUPLICATE KEY UPDATE left; MySQL has
+        # no RETURNING (and before the first operation the server is not known yet).
+        return bool(self.is_mariadb)
+
+    def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
+        # docstring inherited
+        return None if driver.get_autocommit() else driver.autocommit(True)
 
     def begin(self, conn: Connection, *, write: bool) -> None:
         # docstring inherited

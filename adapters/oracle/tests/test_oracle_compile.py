@@ -393,7 +393,7 @@ def test_every_documented_table_compiles(version: tuple[int, ...]) -> None:
     for spec in TABLES:
         create, *indexes = statements[spec.base_name]
         assert create.strip().startswith(f"CREATE TABLE agents.mastra_{spec.base_name} (")
-        assert len(indexes) == len(spec.indexes)
+        assert len(indexes) == len(spec.indexes_for("sql"))  # Oracle is of family "sql"
 
 
 @pytest.mark.parametrize("version", VERSION_PARAMS)

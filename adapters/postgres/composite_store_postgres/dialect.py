@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -107,6 +107,11 @@ class PostgresDialect(SqlDialect):
     # Migrations build indexes without blocking writers; CONCURRENTLY refuses a transaction.
     live_index_options: ClassVar[Mapping[str, Any]] = {"postgresql_concurrently": True}
     live_index_autocommit: ClassVar[bool] = True
+    # Driver connections stay in autocommit: a point read or one upsert is one round trip;
+    # operations of several statements send BEGIN themselves (SqlDatabase._driver_transaction).
+    autocommit: ClassVar[bool] = True
+    update_returning: ClassVar[bool] = True
+    writable_ctes: ClassVar[bool] = True
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         # UniqueViolation and the other constraint errors arrive wrapped by SQLAlchemy.
         sa.exc.IntegrityError: ConflictError,
@@ -146,6 +151,11 @@ class PostgresDialect(SqlDialect):
         from composite_store_postgres.cursor import execute_raw
 
         return execute_raw(conn, sql, params, fetch)
+
+    def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
+        # docstring inherited
+        # psycopg switches without a round trip (it only stops sending BEGIN itself).
+        return None if driver.autocommit else driver.set_autocommit(True)
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
         # docstring inherited
@@ -208,6 +218,20 @@ class PostgresDialect(SqlDialect):
         stmt = postgresql.insert(table).values(list(rows))
         if not update:
             return stmt.on_conflict_do_nothing(index_elements=list(key))
+        return stmt.on_conflict_do_update(
+            index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
+        )
+
+    def upsert_from_select(
+        self,
+        table: sa.Table,
+        columns: Sequence[str],
+        select: sa.Select[Any],
+        key: Sequence[str],
+        update: Sequence[str],
+    ) -> Any:
+        # docstring inherited
+        stmt = postgresql.insert(table).from_select(list(columns), select)
         return stmt.on_conflict_do_update(
             index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
         )

@@ -130,6 +130,14 @@ class Prepared:
                 process = col.type.result_processor(dialect, None)
                 if process is not None:
                     self._processed.append((key, process))
+        elif getattr(stmt, "_returning", ()):
+            # INSERT/UPDATE .. RETURNING: its columns are described, not selected.
+            for described in stmt.returning_column_descriptions:  # type: ignore[attr-defined]
+                key = described["name"]
+                self._keys.append(key)
+                process = described["type"].result_processor(dialect, None)
+                if process is not None:
+                    self._processed.append((key, process))
 
     # -- binding -------------------------------------------------------------------------------
 
