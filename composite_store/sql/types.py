@@ -130,4 +130,8 @@ class UtcTimestamp(TypeDecorator[datetime]):
         if isinstance(value, str):
             return parse_iso(value)
         moment: datetime = value
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        # Milliseconds, as the API promises: other writers store microseconds (Mastra's
+        # PostgreSQL trigger sets span timestamps to now(), the shadow columns default to it).
+        extra = moment.microsecond % 1000
+        return moment.replace(microsecond=moment.microsecond - extra) if extra else moment
