@@ -259,14 +259,16 @@ class Inspectable(Domain):
 # -- schema versions (the procedures over ``Migratable`` domains) ------------------------------
 
 
-async def outstanding(dom: Domain, migrations: list[Migration]) -> list[Statement]:
+async def outstanding(
+    dom: Domain, migrations: list[Migration], *, required_only: bool = False
+) -> list[Statement]:
     """The statements ``migrations`` still need on ``dom``'s database (empty: nothing to do, or
-    ``dom`` is not ``Migratable``)."""
+    ``dom`` is not ``Migratable``); with ``required_only``, those of their non-advisory steps."""
     found: list[Statement] = []
     if not isinstance(dom, Migratable):
         return found
     for migration in migrations:
-        for step in migration.steps:
+        for step in migration.steps if required_only else migration.all_steps:
             found.extend(await dom._migration_plan(step))
     return found
 
@@ -323,7 +325,9 @@ async def settle(dom: Migratable) -> None:
         "statements first)"
     )
     # Required only where a required migration has something left to do on this backend.
-    blocking = [m for m in todo if m.required and await outstanding(dom, [m])]
+    blocking = [
+        m for m in todo if m.required and await outstanding(dom, [m], required_only=True)
+    ]
     if blocking:
         raise SchemaMismatchError(message)
     warnings.warn(message, SchemaDriftWarning, stacklevel=5)

@@ -111,6 +111,15 @@ class Migration:
     #: raises instead of warning where it has statements left to run. Index-only migrations
     #: are not required (reads are slower); adding columns is (writes name every column).
     required: bool = False
+    #: Steps ``composite-store migrate`` runs with the others but that never make the
+    #: migration required (an index beside a required column change: reads are slower
+    #: without it, nothing is wrong).
+    advisory: tuple[Step, ...] = ()
+
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        """Every step to run: the ``steps``, then the ``advisory`` ones."""
+        return (*self.steps, *self.advisory)
 
 
 @dataclass(frozen=True)
@@ -237,12 +246,10 @@ def _exact_text_migrations() -> tuple[Migration, ...]:
                 if domain in _VERSION_3_INDEXES
                 else ""
             ),
-            (
-                *(ExactText(spec.base_name) for spec in tables_for(domain)),
-                *_VERSION_3_INDEXES.get(domain, ()),
-            ),
+            tuple(ExactText(spec.base_name) for spec in tables_for(domain)),
             # Without it a padded id reads and overwrites another resource's records.
             required=True,
+            advisory=_VERSION_3_INDEXES.get(domain, ()),
         )
         for domain in DOMAINS
     )
@@ -287,7 +294,7 @@ def _check_registry() -> None:
         if versions != list(range(1, len(versions) + 1)):
             raise AssertionError(f"migrations of {name!r} must be numbered 1, 2, ...: {versions}")
     for migration in MIGRATIONS:
-        for step in migration.steps:
+        for step in migration.all_steps:
             if table(step.table).domain != migration.domain:
                 raise AssertionError(f"{step} is not a table of {migration.domain!r}")
             if isinstance(step, CreateIndex):
