@@ -67,15 +67,11 @@ def node_folder() -> Path:
 
 @pytest.fixture(autouse=True, scope="module")
 def python_time_zone() -> Iterator[None]:
-    before = os.environ.get("TZ")
-    os.environ["TZ"] = PYTHON_TZ
-    time.tzset()
-    assert time.localtime(0).tm_gmtoff == -8 * 3600, "process time zone did not change"
-    yield
-    if before is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = before
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TZ", PYTHON_TZ)
+        time.tzset()
+        assert time.localtime(0).tm_gmtoff == -8 * 3600, "process time zone did not change"
+        yield
     time.tzset()
 
 
