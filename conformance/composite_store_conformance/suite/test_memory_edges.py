@@ -34,9 +34,11 @@ def batch_size(domain: Domain) -> int:
     return largest + largest // 2
 
 
-async def _raw_message(store: Store, mid: str) -> dict[str, Any] | None:
+async def _raw_message(store: Store, mid: str, tid: str = "t1") -> dict[str, Any] | None:
+    """Message ``mid`` of thread ``tid`` as stored (the thread named, so that a backend that
+    finds messages through an id pointer looks where the thread keeps them)."""
     try:
-        return await store.memory.read_raw("messages", {"id": mid})
+        return await store.memory.read_raw("messages", {"id": mid, "thread_id": tid})
     except UnsupportedOperationError:
         pytest.skip(f"{store.backend} has no read_raw hook: leftovers cannot be seen")
 
@@ -257,6 +259,8 @@ class MemoryEdgesSuite(Suite):
         await cs_store.memory.delete_thread(thread_id="t1")
         [kept] = await cs_store.memory.list_messages_by_id(message_ids=["m00", "m01"])
         assert kept.id == "m00" and kept.thread_id == "t2"
+        assert await _raw_message(cs_store, "m00", "t1") is None, "the move left a copy behind"
+        assert await _raw_message(cs_store, "m00", "t2") is not None
         assert await _count(cs_store, "messages") == 1
 
     # -- JSON-looking strings ----------------------------------------------------------------------
