@@ -182,7 +182,11 @@ class RedisMemory(RedisDomain, MemoryDomain):
             return await self._raw(table, self._thread_key(key["id"]))
         if table == "resources":
             return await self._raw(table, self._resource_key(key["id"]))
-        [thread_id] = await self.conn.read([["GET", self._pointer(key["id"])]])
+        # With the thread given, read where that thread keeps the message, past the id pointer:
+        # a hash the pointer no longer leads to (left behind by a delete) is still seen.
+        thread_id = key.get("thread_id")
+        if thread_id is None:
+            [thread_id] = await self.conn.read([["GET", self._pointer(key["id"])]])
         return (
             None
             if thread_id is None

@@ -42,8 +42,10 @@ async def _raw(store: Store, table: str, key: dict[str, Any]) -> dict[str, Any] 
     return await memory.read_raw(table, key)
 
 
-async def _raw_message(store: Store, mid: str) -> dict[str, Any] | None:
-    return await _raw(store, "messages", {"id": mid})
+async def _raw_message(store: Store, mid: str, tid: str = "t1") -> dict[str, Any] | None:
+    """Message ``mid`` of thread ``tid`` as stored (the thread named, so that a backend that
+    finds messages through an id pointer looks where the thread keeps them)."""
+    return await _raw(store, "messages", {"id": mid, "thread_id": tid})
 
 
 async def _count(store: Store, table: str) -> int:
@@ -262,6 +264,8 @@ class MemoryEdgesSuite(Suite):
         await cs_store.memory.delete_thread(thread_id="t1")
         [kept] = await cs_store.memory.list_messages_by_id(message_ids=["m00", "m01"])
         assert kept.id == "m00" and kept.thread_id == "t2"
+        assert await _raw_message(cs_store, "m00", "t1") is None, "the move left a copy behind"
+        assert await _raw_message(cs_store, "m00", "t2") is not None
         assert await _count(cs_store, "messages") == 1
 
     # -- JSON-looking strings ----------------------------------------------------------------------
@@ -323,8 +327,9 @@ class MemoryEdgesSuite(Suite):
     # -- Mastra's listMessages cases ---------------------------------------------------------------
 
     async def test_has_more_with_includes_follows_the_thread_page(self, cs_store: Store) -> None:
-        # DESIGN.md section 3: has_more and total describe the thread's page; included
-        # messages are extra. (Mastra's shared tests count included rows too; DESIGN.md wins.)
+        # total counts the thread's filtered messages (DESIGN.md section 3); included messages
+        # are extra, and end has_more only when they bring every counted message (Mastra's
+        # rule: MemorySuite.test_has_more_is_false_once_includes_returned_the_whole_thread).
         await seed(cs_store, 10)
         first = await cs_store.memory.list_messages(
             thread_id="t1", per_page=3, include=[{"id": "m09"}]
