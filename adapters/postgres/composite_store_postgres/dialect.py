@@ -87,6 +87,11 @@ def async_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
+def _excluded(stmt: postgresql.Insert, update: Sequence[str]) -> dict[str, Any]:
+    """``SET column = excluded.column`` for each of ``update`` (an upsert's conflict branch)."""
+    return {c: stmt.excluded[c] for c in update}
+
+
 def _identifier(name: str) -> str:
     """Lower-case and cut to PostgreSQL's limit, as Mastra builds constraint names (and as
     PostgreSQL itself would silently cut a longer one)."""
@@ -218,23 +223,15 @@ class PostgresDialect(SqlDialect):
         stmt = postgresql.insert(table).values(list(rows))
         if not update:
             return stmt.on_conflict_do_nothing(index_elements=list(key))
-        return stmt.on_conflict_do_update(
-            index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
-        )
+        return stmt.on_conflict_do_update(index_elements=list(key), set_=_excluded(stmt, update))
 
     def upsert_from_select(
-        self,
-        table: sa.Table,
-        columns: Sequence[str],
-        select: sa.Select[Any],
-        key: Sequence[str],
-        update: Sequence[str],
+        self, table: sa.Table, columns: Sequence[str], select: sa.Select[Any],
+        key: Sequence[str], update: Sequence[str],
     ) -> Any:
         # docstring inherited
         stmt = postgresql.insert(table).from_select(list(columns), select)
-        return stmt.on_conflict_do_update(
-            index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
-        )
+        return stmt.on_conflict_do_update(index_elements=list(key), set_=_excluded(stmt, update))
 
     def read_column(self, table: sa.Table, column: Column) -> ColumnElement[Any]:
         # docstring inherited
