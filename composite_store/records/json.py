@@ -24,6 +24,7 @@ __all__ = [
     "StringList",
     "Text",
     "check_json",
+    "encodable_text",
     "compact_json",
     "json_value",
     "parse_json",
@@ -71,8 +72,19 @@ def storable_text(value: str) -> str:
     encodable as UTF-8, so no driver can send it)."""
     if "\x00" in value:
         raise ValueError("text must not contain U+0000 (NUL)")
-    if not value.isascii() and _SURROGATE.search(value):
-        raise ValueError("text must not contain lone surrogates (U+D800..U+DFFF)")
+    return encodable_text(value)
+
+
+def encodable_text(value: str) -> str:
+    """Return ``value`` if it can be encoded as UTF-8 (no lone surrogate), else raise
+    ``ValueError``; NUL is allowed (message content keeps it escaped in its JSON text)."""
+    if not value.isascii():
+        found = _SURROGATE.search(value)
+        if found:
+            raise ValueError(
+                f"text must not contain a lone surrogate U+{ord(found.group()):04X} "
+                "(not encodable as UTF-8)"
+            )
     return value
 
 
@@ -128,11 +140,15 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
     )
 
 
-def check_json(value: Any, _depth: int = 0) -> None:
+def check_json(
+    value: Any, _depth: int = 0, text: Callable[[str], str] = storable_text
+) -> None:
     """Raise ``ValueError`` where :func:`json_value` would, without copying ``value``;
-    pydantic models inside it (message parts given as models) count as JSON objects."""
+    pydantic models inside it (message parts given as models) count as JSON objects.
+    ``text`` checks every string and key (:func:`encodable_text` for message content, stored
+    as JSON text that escapes NUL)."""
     if isinstance(value, str):
-        storable_text(value)
+        text(value)
         return
     if value is None or isinstance(value, bool):
         return
@@ -148,7 +164,7 @@ def check_json(value: Any, _depth: int = 0) -> None:
         raise ValueError(f"JSON nests deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, (list, tuple)):
         for v in value:
-            check_json(v, _depth + 1)
+            check_json(v, _depth + 1, text)
         return
     if isinstance(value, BaseModel):
         value = value.model_dump(exclude_none=True)
@@ -156,8 +172,8 @@ def check_json(value: Any, _depth: int = 0) -> None:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} is not a string")
-            storable_text(key)
-            check_json(v, _depth + 1)
+            text(key)
+            check_json(v, _depth + 1, text)
         return
     raise ValueError(
         f"{type(value).__name__} is not JSON data "

@@ -8,7 +8,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, StampedRecord, Timestamp, not_blank, stored, when
-from composite_store.records.json import Id, JsonObject, Text, check_json, parse_json
+from composite_store.records.json import (
+    Id,
+    JsonObject,
+    Text,
+    check_json,
+    encodable_text,
+    parse_json,
+)
 from composite_store.records.trusted import RowReader, row_reader, trusted
 
 __all__ = [
@@ -57,7 +64,7 @@ class MessageContent(BaseModel):
 
     format: Literal[2] = 2
     parts: list[dict[str, Any]] = Field(default_factory=list)
-    content: Text | None = None
+    content: str | None = None
     metadata: dict[str, Any] | None = None
 
     @model_validator(mode="before")
@@ -72,11 +79,12 @@ class MessageContent(BaseModel):
         # Content is stored as one JSON document: refuse what cannot be (NaN, deep nesting,
         # non-string keys) here, so a batch fails before any backend writes a message of it.
         try:
-            check_json(self.parts)
-            check_json(self.content)
-            check_json(self.metadata)
+            # Content is JSON text, which escapes NUL: only unencodable text is refused.
+            check_json(self.parts, text=encodable_text)
+            check_json(self.content, text=encodable_text)
+            check_json(self.metadata, text=encodable_text)
             if self.__pydantic_extra__:
-                check_json(self.__pydantic_extra__)
+                check_json(self.__pydantic_extra__, text=encodable_text)
         except ValueError as exc:
             raise ValueError(f"content is not storable JSON: {exc}") from None
         return self
@@ -189,7 +197,7 @@ class MessageUpdate(Record):
     def _content_model(cls, value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value.model_dump(exclude_none=True)
-        check_json(value)
+        check_json(value, text=encodable_text)
         return value
 
 
