@@ -7,6 +7,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from composite_store.records.base import Record, Timestamp, stored
+from composite_store.records.json import Id
 
 __all__ = ["DateRange", "Include", "OrderBy", "Page", "Pagination", "PerPage"]
 
@@ -19,8 +20,8 @@ PerPage = int | Literal[False]
 class Include(Record):
     """Add message ``id`` and its neighbours (from its own thread) to a message page."""
 
-    id: str = Field(min_length=1)
-    thread_id: str | None = stored("thread_id", "threadId", default=None)
+    id: Id = Field(min_length=1)
+    thread_id: Id | None = stored("thread_id", "threadId", default=None)
     with_previous_messages: int = stored("withPreviousMessages", default=0, ge=0)
     with_next_messages: int = stored("withNextMessages", default=0, ge=0)
 

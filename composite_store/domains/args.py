@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from composite_store.errors import ValidationError
 from composite_store.records.base import coerce
-from composite_store.records.json import json_value
+from composite_store.records.json import json_value, storable_id, storable_text
 from composite_store.rules.paging import Window, window_from
 from composite_store.types import Pagination, PerPage
 
@@ -38,8 +38,23 @@ UNSET: Final[Any] = _Unset()
 def require_id(value: Any, what: str) -> str:
     """Return ``value`` if it is a non-blank string, else raise ``ValidationError``."""
     if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value
+        raise ValidationError(f"{what} must be a non-empty string, got {_short(value)}")
+    try:
+        return storable_id(value)
+    except ValueError as exc:
+        raise ValidationError(f"{what}: {exc}") from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({type(value).__name__})"
+
+
+def _storable(value: str, what: str) -> str:
+    try:
+        return storable_text(value)
+    except ValueError as exc:
+        raise ValidationError(f"{what}: {exc}") from None
 
 
 def optional_id(value: Any, what: str) -> str | None:
@@ -50,9 +65,11 @@ def optional_id(value: Any, what: str) -> str | None:
 def optional_text(value: Any, what: str) -> str | None:
     """Return ``value`` if it is None or a string (blank allowed), else raise: a dict such as
     ``{"$ne": None}`` never reaches a backend's query language."""
-    if value is not None and not isinstance(value, str):
+    if value is None:
+        return None
+    if not isinstance(value, str):
         raise ValidationError(f"{what} must be a string, got {type(value).__name__}")
-    return value
+    return _storable(value, what)
 
 
 def json_object(value: Any, what: str) -> dict[str, Any]:

@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from composite_store.domains.args import UNSET, json_object, optional_id, optional_text, require_id
+from composite_store.domains.args import (
+    UNSET,
+    json_object,
+    optional_id,
+    optional_int,
+    optional_text,
+    require_id,
+    require_list,
+)
 from composite_store.domains.base import Domain
 from composite_store.errors import (
     ConflictError,
@@ -69,6 +77,15 @@ def _ids(values: Any, what: str) -> list[str]:
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise ValidationError(f"{what} must be a list of ids, got {values!r}")
     return [require_id(v, what) for v in values]
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    """``value`` as a mapping; None is an empty one."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{what} must be a dict, got {type(value).__name__}")
+    return value
 
 
 def _date_range(filter: Any) -> DateRange | None:
@@ -184,7 +201,7 @@ class MemoryDomain(Domain):
         ``createdAt DESC`` where ``capabilities.sort_threads`` is off.
         """
         self._check()
-        filter = dict(filter or {})
+        filter = dict(_mapping(filter, "filter"))
         resource_id = filter.pop("resource_id", filter.pop("resourceId", None))
         metadata = _metadata_filter(filter.pop("metadata", None))
         if filter:
@@ -245,7 +262,10 @@ class MemoryDomain(Domain):
         if not thread_ids:
             raise ValidationError("thread_id must name at least one thread")
         optional_id(resource_id, "resource_id")
-        includes = [coerce(Include, i, what="include") for i in include or ()]
+        includes = [
+            coerce(Include, i, what=f"include[{n}]")
+            for n, i in enumerate(require_list(include, "include") if include is not None else ())
+        ]
         date_range = _date_range(filter)
         _, descending = order_field(
             order_by if not isinstance(order_by, Mapping) else dict(order_by),
@@ -312,7 +332,10 @@ class MemoryDomain(Domain):
         ``_save_messages``; concurrent updates of one message are last-writer-wins.
         """
         self._check()
-        updates = [coerce(MessageUpdate, m, what=f"messages[{i}]") for i, m in enumerate(messages)]
+        updates = [
+            coerce(MessageUpdate, m, what=f"messages[{i}]")
+            for i, m in enumerate(require_list(messages, "messages"))
+        ]
         if not updates:
             return []
         current = {m.id: m for m in await self._get_messages([u.id for u in updates])}
@@ -367,9 +390,11 @@ class MemoryDomain(Domain):
         new_id = new_thread_id or str(uuid.uuid4())
         if await self._get_thread(require_id(new_id, "new_thread_id")) is not None:
             raise ConflictError(f"thread {new_id!r} already exists")
-        if message_limit is not None and (isinstance(message_limit, bool) or message_limit < 0):
-            raise ValidationError("message_limit must be >= 0")
-        mf = dict(message_filter or {})
+        optional_int(message_limit, "message_limit")
+        optional_id(resource_id, "resource_id")
+        optional_text(title, "title")
+        metadata = json_object(metadata, "metadata") if metadata is not None else None
+        mf = dict(_mapping(message_filter, "message_filter"))
         wanted_ids = mf.pop("message_ids", mf.pop("messageIds", None))
         start = mf.pop("start_date", mf.pop("startDate", None))
         end = mf.pop("end_date", mf.pop("endDate", None))

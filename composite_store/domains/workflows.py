@@ -64,7 +64,7 @@ class WorkflowsDomain(Domain):
             {
                 "workflow_name": require_id(workflow_name, "workflow_name"),
                 "run_id": require_id(run_id, "run_id"),
-                "resource_id": resource_id,
+                "resource_id": optional_id(resource_id, "resource_id"),
                 "snapshot": _snapshot(snapshot),
                 "created_at": created_at or now,
                 "updated_at": updated_at or now,

@@ -9,20 +9,27 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, PlainValidator
+from pydantic import AfterValidator, BaseModel, PlainValidator, Strict
 
 __all__ = [
+    "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH",
+    "Id",
     "JsonObject",
     "JsonValue",
     "StringList",
+    "Text",
     "check_json",
+    "encodable_text",
     "compact_json",
     "json_value",
     "parse_json",
+    "storable_id",
+    "storable_text",
 ]
 
 #: Compact JSON text: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
@@ -56,13 +63,61 @@ def parse_json(text: str) -> Any:
 MAX_JSON_DEPTH = 31
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(value: str) -> str:
+    """Return ``value`` if every backend stores it verbatim, else raise ``ValueError``: text
+    holds no U+0000 (PostgreSQL's TEXT and JSONB refuse it) and no lone surrogate (not
+    encodable as UTF-8, so no driver can send it)."""
+    if "\x00" in value:
+        raise ValueError("text must not contain U+0000 (NUL)")
+    return encodable_text(value)
+
+
+def encodable_text(value: str) -> str:
+    """Return ``value`` if it can be encoded as UTF-8 (no lone surrogate), else raise
+    ``ValueError``; NUL is allowed (message content keeps it escaped in its JSON text)."""
+    if not value.isascii():
+        found = _SURROGATE.search(value)
+        if found:
+            raise ValueError(
+                f"text must not contain a lone surrogate U+{ord(found.group()):04X} "
+                "(not encodable as UTF-8)"
+            )
+    return value
+
+
+#: The longest identifier, in characters: what a key column holds on every backend (MySQL's
+#: and Oracle's ``VARCHAR(255)``; PostgreSQL's B-tree entries are bounded too).
+MAX_ID_LENGTH = 255
+
+#: JSON integers are signed 64-bit (BSON's widest; beyond it PostgreSQL and Python keep
+#: digits that MongoDB cannot).
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+def storable_id(value: str) -> str:
+    """Return ``value`` if it is storable text (:func:`storable_text`) of at most
+    :data:`MAX_ID_LENGTH` characters, else raise ``ValueError``."""
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"ids are at most {MAX_ID_LENGTH} characters, got {len(value)}")
+    return storable_text(value)
+
+
 def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
     """Return ``value`` as plain JSON data (tuples as lists); raise ``ValueError`` otherwise.
 
-    Refused: NaN and infinities, non-string object keys, values that are not JSON data, and
-    nesting deeper than :data:`MAX_JSON_DEPTH`.
+    Refused: NaN and infinities, non-string object keys, values that are not JSON data,
+    nesting deeper than :data:`MAX_JSON_DEPTH`, and text :func:`storable_text` refuses.
     """
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        return storable_text(value)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise ValueError(f"integer at {_path} does not fit in 64 bits (use a string)")
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -77,7 +132,7 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} at {_path} is not a string")
-            out[key] = json_value(v, _depth + 1, f"{_path}.{key}")
+            out[storable_text(key)] = json_value(v, _depth + 1, f"{_path}.{key}")
         return out
     raise ValueError(
         f"{type(value).__name__} at {_path} is not JSON data "
@@ -85,10 +140,21 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
     )
 
 
-def check_json(value: Any, _depth: int = 0) -> None:
+def check_json(
+    value: Any, _depth: int = 0, text: Callable[[str], str] = storable_text
+) -> None:
     """Raise ``ValueError`` where :func:`json_value` would, without copying ``value``;
-    pydantic models inside it (message parts given as models) count as JSON objects."""
-    if value is None or isinstance(value, (str, bool, int)):
+    pydantic models inside it (message parts given as models) count as JSON objects.
+    ``text`` checks every string and key (:func:`encodable_text` for message content, stored
+    as JSON text that escapes NUL)."""
+    if isinstance(value, str):
+        text(value)
+        return
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise ValueError("integer does not fit in 64 bits (use a string)")
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -98,7 +164,7 @@ def check_json(value: Any, _depth: int = 0) -> None:
         raise ValueError(f"JSON nests deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, (list, tuple)):
         for v in value:
-            check_json(v, _depth + 1)
+            check_json(v, _depth + 1, text)
         return
     if isinstance(value, BaseModel):
         value = value.model_dump(exclude_none=True)
@@ -106,7 +172,8 @@ def check_json(value: Any, _depth: int = 0) -> None:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} is not a string")
-            check_json(v, _depth + 1)
+            text(key)
+            check_json(v, _depth + 1, text)
         return
     raise ValueError(
         f"{type(value).__name__} is not JSON data "
@@ -136,3 +203,7 @@ JsonValue = Annotated[Any, PlainValidator(json_value)]
 JsonObject = Annotated[dict[str, Any], PlainValidator(_object)]
 #: A JSON array of strings (tags, ids).
 StringList = Annotated[list[str], PlainValidator(_strings)]
+#: Text every backend stores verbatim (:func:`storable_text`): no U+0000, no lone surrogate.
+Text = Annotated[str, Strict(), AfterValidator(storable_text)]
+#: An identifier (:func:`storable_id`): storable text of at most ``MAX_ID_LENGTH`` characters.
+Id = Annotated[str, Strict(), AfterValidator(storable_id)]

@@ -8,7 +8,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, StampedRecord, Timestamp, not_blank, stored, when
-from composite_store.records.json import JsonObject, check_json, parse_json
+from composite_store.records.json import (
+    Id,
+    JsonObject,
+    Text,
+    check_json,
+    encodable_text,
+    parse_json,
+)
 from composite_store.records.trusted import RowReader, row_reader, trusted
 
 __all__ = [
@@ -28,9 +35,9 @@ Role = Literal["user", "assistant", "system"]
 class Thread(StampedRecord):
     """A conversation thread owned by one resource (user, tenant)."""
 
-    id: str = Field(min_length=1)
-    resource_id: str = stored("resourceId", min_length=1)
-    title: str = ""
+    id: Id = Field(min_length=1)
+    resource_id: Id = stored("resourceId", min_length=1)
+    title: Text = ""
     metadata: JsonObject | None = None
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
@@ -72,10 +79,12 @@ class MessageContent(BaseModel):
         # Content is stored as one JSON document: refuse what cannot be (NaN, deep nesting,
         # non-string keys) here, so a batch fails before any backend writes a message of it.
         try:
-            check_json(self.parts)
-            check_json(self.metadata)
+            # Content is JSON text, which escapes NUL: only unencodable text is refused.
+            check_json(self.parts, text=encodable_text)
+            check_json(self.content, text=encodable_text)
+            check_json(self.metadata, text=encodable_text)
             if self.__pydantic_extra__:
-                check_json(self.__pydantic_extra__)
+                check_json(self.__pydantic_extra__, text=encodable_text)
         except ValueError as exc:
             raise ValueError(f"content is not storable JSON: {exc}") from None
         return self
@@ -126,18 +135,24 @@ _CONTENT_FIELDS = frozenset(MessageContent.model_fields)
 class Message(Record):
     """One message of a thread."""
 
-    id: str = Field(min_length=1)
-    thread_id: str = stored("thread_id", "threadId", min_length=1)
+    id: Id = Field(min_length=1)
+    thread_id: Id = stored("thread_id", "threadId", min_length=1)
     content: MessageContent
     role: Role
-    type: str = "v2"
+    type: Text = "v2"
     created_at: Timestamp = when("createdAt")
-    resource_id: str | None = stored("resourceId", default=None)
+    resource_id: Id | None = stored("resourceId", default=None)
 
     @field_validator("id", "thread_id")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return not_blank(value)
+
+    @field_validator("resource_id")
+    @classmethod
+    def _no_blank_owner(cls, value: str | None) -> str | None:
+        # A blank owner could never be asked for (``resource_id`` arguments are ids).
+        return None if value is None else not_blank(value)
 
     def stored_row(self) -> dict[str, Any]:
         """The stored row: documented names, ``content`` as its JSON text (dumped once)."""
@@ -169,28 +184,28 @@ message_from_row: RowReader[Message] = row_reader(Message, content=MessageConten
 class MessageUpdate(Record):
     """A partial message update: given fields replace, ``content`` and its metadata merge."""
 
-    id: str = Field(min_length=1)
-    thread_id: str | None = stored("thread_id", "threadId", default=None)
+    id: Id = Field(min_length=1)
+    thread_id: Id | None = stored("thread_id", "threadId", default=None)
     content: dict[str, Any] | None = None
     role: Role | None = None
-    type: str | None = None
+    type: Text | None = None
     created_at: Timestamp | None = stored("createdAt", default=None)
-    resource_id: str | None = stored("resourceId", default=None)
+    resource_id: Id | None = stored("resourceId", default=None)
 
     @field_validator("content", mode="before")
     @classmethod
     def _content_model(cls, value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value.model_dump(exclude_none=True)
-        check_json(value)
+        check_json(value, text=encodable_text)
         return value
 
 
 class Resource(StampedRecord):
     """A resource (user, tenant) with its resource-scoped working memory."""
 
-    id: str = Field(min_length=1)
-    working_memory: str | None = stored("workingMemory", default=None)
+    id: Id = Field(min_length=1)
+    working_memory: Text | None = stored("workingMemory", default=None)
     metadata: JsonObject | None = None
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")

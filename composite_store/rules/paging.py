@@ -114,6 +114,10 @@ def order_field(
         return default[0], default[1] == "DESC"
     if isinstance(order_by, dict):
         order_by = coerce(OrderBy, order_by, what="order_by")
+    if not isinstance(order_by, OrderBy):
+        raise ValidationError(
+            f"order_by must be an OrderBy or a dict, got {type(order_by).__name__}"
+        )
     try:
         stored = allowed[order_by.field]
     except KeyError:

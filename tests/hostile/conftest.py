@@ -31,6 +31,7 @@ settings.register_profile(
 settings.register_profile(
     "deep", max_examples=10_000, deadline=None, suppress_health_check=_SLOW_OK
 )
+settings.register_profile("smoke", parent=settings.get_profile("ci"), max_examples=30)
 settings.load_profile("ci")
 
 #: backend -> a store URL for the session (server backends provision a namespace).

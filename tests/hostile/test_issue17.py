@@ -306,7 +306,7 @@ def test_concurrent_first_update_resource_is_one_upsert(live: Live) -> None:
             results = await asyncio.gather(
                 *(
                     memory.update_resource(resource_id=rid, metadata={f"k{i}": i})
-                    for i in range(80)
+                    for i in range(40)
                 ),
                 return_exceptions=True,
             )
@@ -314,7 +314,7 @@ def test_concurrent_first_update_resource_is_one_upsert(live: Live) -> None:
             assert errors == []
             stored = await memory.get_resource_by_id(resource_id=rid)
             assert stored is not None
-            assert stored.metadata == {f"k{i}": i for i in range(80)}
+            assert stored.metadata == {f"k{i}": i for i in range(40)}
 
     live.run(probe())
 

@@ -250,14 +250,17 @@ def test_reads_rows_mastra_wrote(env: Env) -> None:
 @pytest.mark.parametrize(
     ("thread", "message"),
     [
-        (Thread(id="t1", resource_id="u1", metadata={"k": "a\x00b"}), r"U\+0000"),
-        (Thread(id="t1", resource_id="u1", metadata={"k\x00": 1}), r"U\+0000"),
-        (Thread(id="t1", resource_id="u1", title="a\x00b"), r"U\+0000"),
-        (Thread(id="t1", resource_id="u1", metadata={"k": "\ud83d"}), r"lone surrogate U\+D83D"),
+        # Dicts: a Thread record refuses them itself (docs/input.md), before any store.
+        ({"id": "t1", "resourceId": "u1", "metadata": {"k": "a\x00b"}}, r"U\+0000"),
+        ({"id": "t1", "resourceId": "u1", "metadata": {"k\x00": 1}}, r"U\+0000"),
+        ({"id": "t1", "resourceId": "u1", "title": "a\x00b"}, r"U\+0000"),
+        ({"id": "t1", "resourceId": "u1", "metadata": {"k": "\ud83d"}}, r"lone surrogate U\+D83D"),
     ],
     ids=["nul-in-json-value", "nul-in-json-key", "nul-in-text", "lone-surrogate-in-json"],
 )
-def test_unstorable_text_is_refused_before_writing(env: Env, thread: Thread, message: str) -> None:
+def test_unstorable_text_is_refused_before_writing(
+    env: Env, thread: dict[str, Any], message: str
+) -> None:
     with pytest.raises(ValidationError, match=message):
         env.run(env.store.memory.save_thread(thread=thread))
     assert env.rows(f"SELECT count(*) FROM {env.table('threads')}") == [(0,)]
@@ -266,9 +269,9 @@ def test_unstorable_text_is_refused_before_writing(env: Env, thread: Thread, mes
 def test_a_batch_with_an_unstorable_message_writes_nothing(env: Env) -> None:
     env.run(env.store.memory.save_thread(thread=Thread(id="t1", resource_id="u1")))
     good = Message(id="m1", thread_id="t1", resource_id="u1", role="user", content="fine")
-    bad = Message(id="m2", thread_id="t1", resource_id="u1", role="user", content="x \udc80")
+    bad = {"id": "m2", "threadId": "t1", "resourceId": "u1", "role": "user", "content": "x \udc80"}
     with pytest.raises(ValidationError, match="lone surrogate"):
-        env.run(env.store.memory.save_messages(messages=[good, bad]))
+        env.run(env.store.memory.save_messages(messages=[good, bad]))  # type: ignore[list-item]
     assert env.rows(f"SELECT count(*) FROM {env.table('messages')}") == [(0,)]
     # NUL inside message text is escaped in the JSON text, which TEXT stores: not refused.
     nul = Message(id="m3", thread_id="t1", resource_id="u1", role="user", content="a\x00b")

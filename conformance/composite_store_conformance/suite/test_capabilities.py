@@ -155,8 +155,16 @@ class CapabilitiesSuite(Suite):
     ) -> None:
         memory = await _domain(cs_store, "memory", "atomic_batches")
         await memory.save_thread(thread=_thread("t1"))
-        batch = [_message(f"m{i}", "t1", i) for i in range(3)]
-        batch.insert(2, _message("odd", "t1", 1.5, payload))
+        batch: list[Any] = [_message(f"m{i}", "t1", i) for i in range(3)]
+        # As a dict: a Message record would refuse the payload before the store sees it.
+        odd = {
+            "id": "odd",
+            "threadId": "t1",
+            "role": "user",
+            "content": {"format": 2, "parts": [{"type": "text", "text": payload}]},
+            "createdAt": at(1.5),
+        }
+        batch.insert(2, odd)
         try:
             await memory.save_messages(messages=batch)
         except CompositeStoreError:
