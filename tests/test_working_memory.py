@@ -258,29 +258,6 @@ async def test_an_invalid_seed_writes_nothing(url: str) -> None:
 
 
 @async_test
-async def test_update_thread_with_working_memory_reaches_the_resource(url: str) -> None:
-    """Mastra's updateThread: in resource scope, metadata.workingMemory is the resource's."""
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm("resource"))
-        await memory.create_thread(thread_id="t1", resource_id="u1", title="Hi")
-        thread = await memory.update_thread(
-            thread_id="t1", title="Trip", metadata={"workingMemory": FILLED, "x": 1}
-        )
-        assert thread.title == "Trip" and thread.metadata == {"workingMemory": FILLED, "x": 1}
-        assert (await stored_raw(store))[0] == FILLED
-        await memory.create_thread(thread_id="t2", resource_id="u1")
-        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
-        # The empty template never overwrites it; a metadata-only update leaves it alone.
-        await memory.update_thread(thread_id="t1", metadata={"workingMemory": DEFAULT_TEMPLATE})
-        await memory.update_thread(thread_id="t1", metadata={"y": 2})
-        assert (await stored_raw(store))[0] == FILLED
-        untouched = await store.memory.get_thread_by_id(thread_id="t1")
-        assert untouched is not None and untouched.title == "Trip"
-        with pytest.raises(NotFoundError):
-            await memory.update_thread(thread_id="nope", title="x")
-
-
-@async_test
 async def test_update_thread_merges_thread_scoped_schema_memory(url: str) -> None:
     async with opened(url) as store:
         memory = Memory(store, working_memory=wm("thread", schema=Profile))
@@ -323,46 +300,6 @@ async def test_state_signals_replace_the_system_message_and_rename_the_tool(url:
         assert "Ana" in await default.system_message(thread_id="t1", resource_id="u1")
         with pytest.raises(UnsupportedOperationError, match="use_state_signals"):
             await default.state_signal(thread_id="t1", resource_id="u1")
-
-
-@async_test
-async def test_a_snapshot_is_emitted_once_and_again_when_it_left_the_window(url: str) -> None:
-    async with opened(url) as store:
-        memory = Memory(store, working_memory=wm(use_state_signals=True))
-        await memory.create_thread(thread_id="t1", resource_id="u1")
-        first = await memory.state_signal(thread_id="t1", resource_id="u1")
-        assert first is not None and first.kind == "state" and first.state_id == "working-memory"
-        assert first.mode == "snapshot" and first.scope == "resource"
-        assert first.working_memory is None and "No working memory" not in first.contents
-        assert first.tracking.version == 1 and first.id == "state:working-memory:1"
-        window = [first.to_message(thread_id="t1", resource_id="u1")]
-        # Unchanged and still in the window: nothing to send.
-        unchanged = await memory.state_signal(
-            thread_id="t1", resource_id="u1", context_window=window
-        )
-        assert unchanged is None
-        # The tracking lives on the thread, so another process (Memory) dedups too.
-        other = Memory(store, working_memory=wm(use_state_signals=True))
-        plain = [m.model_dump(by_alias=True, mode="json") for m in window]
-        assert (
-            await other.state_signal(thread_id="t1", resource_id="u1", context_window=plain)
-            is None
-        )
-        # Slid out of the window: the same snapshot again.
-        again = await memory.state_signal(thread_id="t1", resource_id="u1", context_window=[])
-        assert again is not None and again.cache_key == first.cache_key
-        assert again.tracking.version == 2
-        # A changed memory: a new snapshot, whatever the window holds.
-        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
-        changed = await memory.state_signal(
-            thread_id="t1", resource_id="u1", context_window=[again.to_message(thread_id="t1")]
-        )
-        assert changed is not None and changed.cache_key != first.cache_key
-        assert changed.working_memory == FILLED and "- **Name**: Ana" in changed.contents
-        thread = await store.memory.get_thread_by_id(thread_id="t1")
-        assert thread is not None and thread.metadata is not None
-        tracking = thread.metadata["stateSignals"]["working-memory"]
-        assert tracking["currentCacheKey"] == changed.cache_key and tracking["version"] == 3
 
 
 @async_test

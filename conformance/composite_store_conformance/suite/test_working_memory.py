@@ -15,7 +15,13 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel
 
-from composite_store import ConflictError, Store, UnsupportedOperationError, ValidationError
+from composite_store import (
+    ConflictError,
+    NotFoundError,
+    Store,
+    UnsupportedOperationError,
+    ValidationError,
+)
 from composite_store.memory import DEFAULT_TEMPLATE, TOOL_NAME, Memory, WorkingMemoryConfig
 from composite_store_conformance.base import Suite
 
@@ -292,3 +298,66 @@ class WorkingMemorySuite(Suite):
             await cs_store.memory.update_resource(
                 resource_id="u1", working_memory="{}", expected_working_memory="{}"
             )
+
+    # -- update_thread and state signals -------------------------------------------------------
+
+    async def test_a_snapshot_is_emitted_once_and_again_when_it_left_the_window(
+        self, cs_store: Store
+    ) -> None:
+        memory = Memory(cs_store, working_memory=wm(use_state_signals=True))
+        await memory.create_thread(thread_id="t1", resource_id="u1")
+        first = await memory.state_signal(thread_id="t1", resource_id="u1")
+        assert first is not None and first.kind == "state" and first.state_id == "working-memory"
+        assert first.mode == "snapshot" and first.scope == "resource"
+        assert first.working_memory is None and "No working memory" not in first.contents
+        assert first.tracking.version == 1 and first.id == "state:working-memory:1"
+        window = [first.to_message(thread_id="t1", resource_id="u1")]
+        # Unchanged and still in the window: nothing to send.
+        unchanged = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=window
+        )
+        assert unchanged is None
+        # The tracking lives on the thread, so another process (Memory) dedups too.
+        other = Memory(cs_store, working_memory=wm(use_state_signals=True))
+        plain = [m.model_dump(by_alias=True, mode="json") for m in window]
+        assert (
+            await other.state_signal(thread_id="t1", resource_id="u1", context_window=plain)
+            is None
+        )
+        # Slid out of the window: the same snapshot again.
+        again = await memory.state_signal(thread_id="t1", resource_id="u1", context_window=[])
+        assert again is not None and again.cache_key == first.cache_key
+        assert again.tracking.version == 2
+        # A changed memory: a new snapshot, whatever the window holds.
+        await memory.update_working_memory(thread_id="t1", resource_id="u1", working_memory=FILLED)
+        changed = await memory.state_signal(
+            thread_id="t1", resource_id="u1", context_window=[again.to_message(thread_id="t1")]
+        )
+        assert changed is not None and changed.cache_key != first.cache_key
+        assert changed.working_memory == FILLED and "- **Name**: Ana" in changed.contents
+        thread = await cs_store.memory.get_thread_by_id(thread_id="t1")
+        assert thread is not None and thread.metadata is not None
+        tracking = thread.metadata["stateSignals"]["working-memory"]
+        assert tracking["currentCacheKey"] == changed.cache_key and tracking["version"] == 3
+
+    async def test_update_thread_with_working_memory_reaches_the_resource(
+        self, cs_store: Store
+    ) -> None:
+        """Mastra's updateThread: in resource scope, metadata.workingMemory is the resource's."""
+        memory = Memory(cs_store, working_memory=wm("resource"))
+        await memory.create_thread(thread_id="t1", resource_id="u1", title="Hi")
+        thread = await memory.update_thread(
+            thread_id="t1", title="Trip", metadata={"workingMemory": FILLED, "x": 1}
+        )
+        assert thread.title == "Trip" and thread.metadata == {"workingMemory": FILLED, "x": 1}
+        assert (await stored_raw(cs_store))[0] == FILLED
+        await memory.create_thread(thread_id="t2", resource_id="u1")
+        assert await memory.get_working_memory(thread_id="t2", resource_id="u1") == FILLED
+        # The empty template never overwrites it; a metadata-only update leaves it alone.
+        await memory.update_thread(thread_id="t1", metadata={"workingMemory": DEFAULT_TEMPLATE})
+        await memory.update_thread(thread_id="t1", metadata={"y": 2})
+        assert (await stored_raw(cs_store))[0] == FILLED
+        untouched = await cs_store.memory.get_thread_by_id(thread_id="t1")
+        assert untouched is not None and untouched.title == "Trip"
+        with pytest.raises(NotFoundError):
+            await memory.update_thread(thread_id="nope", title="x")
