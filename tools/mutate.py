@@ -54,6 +54,10 @@ def run(mutant: Mutant) -> str:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     finally:
         path.write_text(original, encoding="utf-8")
+    if done.returncode == 5:
+        # pytest ran no test: the mutant's modules and -k select nothing, so nothing can kill
+        # it; that is a broken entry, not a kill.
+        return "stale"
     return "survived" if done.returncode == 0 else "killed"
 
 
