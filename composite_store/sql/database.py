@@ -498,5 +498,10 @@ def _is_connect_error(exc: sa.exc.DBAPIError) -> bool:
             "shutting down",
             "starting up",
             "shutdown in progress",
+            # Every connection slot is taken (PostgreSQL 53300, MariaDB 1040): busy now, free
+            # again once other clients disconnect.
+            "too many clients",
+            "remaining connection slots are reserved",
+            "too many connections",
         )
     )
