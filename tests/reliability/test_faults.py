@@ -178,20 +178,9 @@ def test_postgres_writers_across_a_restart(postgres_server: ThrowawayPostgres) -
 def redis_node() -> RedisNode:
     tmp = ThrowawayDir("composite-store-redis-rel-")
     node = RedisNode(tmp, _free_port_pair(), "--appendonly", "yes", "--appendfsync", "always")
-    failure = node.start()
+    failure = node.start_and_wait()
     if failure:
         pytest.skip(failure)
-    import redis
-
-    client = redis.Redis.from_url(node.url)
-    for _ in range(100):
-        with contextlib.suppress(redis.ConnectionError):
-            if client.ping():
-                break
-        import time
-
-        time.sleep(0.05)
-    client.close()
     yield node
     tmp.cleanup()
 
@@ -308,17 +297,8 @@ def test_inspect_warns_when_redis_cannot_keep_acknowledged_writes(
 
     tmp = ThrowawayDir("composite-store-redis-volatile-")
     volatile = RedisNode(tmp, _free_port_pair())  # appendonly no, no snapshots
-    assert volatile.start() is None
+    assert volatile.start_and_wait() is None
     try:
-        import time
-
-        import redis
-
-        for _ in range(100):
-            with contextlib.suppress(redis.ConnectionError):
-                if redis.Redis.from_url(volatile.url).ping():
-                    break
-            time.sleep(0.05)
         for url in (redis_node.url, volatile.url):
             asyncio.run(init(url))
         cli.main(["inspect", redis_node.url, "--json"])

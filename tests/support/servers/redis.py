@@ -80,6 +80,10 @@ class RedisNode:
             )
         return None
 
+    def start_and_wait(self, seconds: float = 20) -> str | None:
+        """Start the server and wait until it answers; None, or why it did not."""
+        return self.start() or wait_until(lambda: _probe(self.url), seconds)
+
     def stop(self) -> None:
         if self._process is None:
             return
@@ -122,10 +126,9 @@ def _start_throwaway() -> Found | str:
     """A throwaway standalone redis-server on a free port; stopped at process exit."""
     tmp = ThrowawayDir("composite-store-redis-")
     port = _free_port_pair()
-    failure = _start_node(tmp, port)
-    url = f"redis://127.0.0.1:{port}/0"
-    if failure is None:
-        failure = wait_until(lambda: _probe(url), 20)
+    node = RedisNode(tmp, port)
+    url = node.url
+    failure = node.start_and_wait()
     if failure is not None:
         tmp.cleanup()
         return failure
