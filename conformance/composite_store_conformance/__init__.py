@@ -26,6 +26,13 @@ from composite_store_conformance.suite.test_capabilities import CapabilitiesSuit
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
 from composite_store_conformance.suite.test_isolation import IsolationSuite
+from composite_store_conformance.suite.test_isolation_catalogs import (
+    DatasetsIsolationSuite,
+    ExperimentsIsolationSuite,
+    WorkflowDefinitionsIsolationSuite,
+)
+from composite_store_conformance.suite.test_isolation_scores import ScoresIsolationSuite
+from composite_store_conformance.suite.test_isolation_traces import ObservabilityIsolationSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
@@ -41,18 +48,23 @@ from composite_store_conformance.suite.test_working_memory import WorkingMemoryS
 __all__ = [
     "SUITES",
     "CapabilitiesSuite",
+    "DatasetsIsolationSuite",
     "DatasetsSuite",
+    "ExperimentsIsolationSuite",
     "ExperimentsSuite",
-    "MemoryEdgesSuite",
     "IsolationSuite",
+    "MemoryEdgesSuite",
     "MemorySuite",
+    "ObservabilityIsolationSuite",
     "ObservabilitySuite",
     "PartialUpdatesSuite",
     "RouterSuite",
     "SchemaSuite",
+    "ScoresIsolationSuite",
     "ScoresSuite",
     "Suite",
     "TransferSuite",
+    "WorkflowDefinitionsIsolationSuite",
     "WorkflowDefinitionsSuite",
     "WorkflowsSuite",
     "WorkingMemorySuite",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["BASE_TIME", "DATE_BOUNDS", "INCLUDE_WINDOWS", "PAGINATION_EDGES", "at"]
+__all__ = [
+    "BASE_TIME",
+    "DATE_BOUNDS",
+    "HOSTILE_IDS",
+    "INCLUDE_WINDOWS",
+    "LOOKALIKES",
+    "OPERATOR_LIKE",
+    "PAGINATION_EDGES",
+    "at",
+]
 
 #: A fixed instant every suite dates its records from (milliseconds matter, so it has some).
 BASE_TIME = datetime(2024, 5, 17, 9, 30, 0, 123000, tzinfo=UTC)
@@ -54,3 +63,33 @@ INCLUDE_WINDOWS: list[tuple[int, int, int, list[int]]] = [
     (4, 20, 0, [0, 1, 2, 3, 4]),
     (4, 0, 20, [4, 5, 6, 7, 8, 9]),
 ]
+
+#: Ids that differ from ``alice`` by one thing each: a comparison that pads, folds case or
+#: normalises Unicode takes one of them for her.
+LOOKALIKES = ("alice ", "Alice", "ALICE", "alice\t", " alice", "alicé", "alice\u00a0")
+
+#: Ids that a backend would read as a pattern, an operator or a key separator if it let a value
+#: reach its query language: SQL ``LIKE`` wildcards, Redis glob and key-structure characters,
+#: MongoDB operators and regular expressions, quotes. Each must match only itself.
+OPERATOR_LIKE = (
+    "%",
+    "ali%",
+    "_lice",
+    "*",
+    "ali*",
+    "[a]lice",
+    "a?ice",
+    ".*",
+    "^alice$",
+    "alice|mallory",
+    "$ne",
+    '{"$ne": null}',
+    "alice' OR '1'='1",
+    "alice\\",
+    "alice:*",
+    "{alice}",
+    "alice}:{mallory",
+)
+
+#: Every id a scoped read must not take for ``alice`` (the resource the suites' records are of).
+HOSTILE_IDS = LOOKALIKES + OPERATOR_LIKE

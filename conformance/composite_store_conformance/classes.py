@@ -10,6 +10,13 @@ from composite_store_conformance.suite.test_capabilities import CapabilitiesSuit
 from composite_store_conformance.suite.test_datasets import DatasetsSuite
 from composite_store_conformance.suite.test_experiments import ExperimentsSuite
 from composite_store_conformance.suite.test_isolation import IsolationSuite
+from composite_store_conformance.suite.test_isolation_catalogs import (
+    DatasetsIsolationSuite,
+    ExperimentsIsolationSuite,
+    WorkflowDefinitionsIsolationSuite,
+)
+from composite_store_conformance.suite.test_isolation_scores import ScoresIsolationSuite
+from composite_store_conformance.suite.test_isolation_traces import ObservabilityIsolationSuite
 from composite_store_conformance.suite.test_memory import MemorySuite
 from composite_store_conformance.suite.test_memory_edges import MemoryEdgesSuite
 from composite_store_conformance.suite.test_observability import ObservabilitySuite
@@ -30,6 +37,11 @@ SUITES: tuple[type[Suite], ...] = (
     MemoryEdgesSuite,
     WorkingMemorySuite,
     IsolationSuite,
+    ScoresIsolationSuite,
+    ObservabilityIsolationSuite,
+    DatasetsIsolationSuite,
+    ExperimentsIsolationSuite,
+    WorkflowDefinitionsIsolationSuite,
     WorkflowsSuite,
     ScoresSuite,
     WorkflowDefinitionsSuite,

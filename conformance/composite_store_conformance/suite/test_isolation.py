@@ -1,8 +1,54 @@
 """Resource isolation and exact identifiers: the rules no read path may break.
 
-A read scoped to a resource (``resource_id=``) returns records of that resource only, include
-windows included; identifiers compare exactly on every backend (no trailing-space padding, no
-case folding, no normalisation), so ``"alice "`` is a resource of its own.
+A read scoped to a resource (``resource_id=``), or to an entity, run, thread, trace, dataset,
+experiment or definition, returns records of that scope only, include windows included;
+identifiers compare exactly on every backend (no trailing-space padding, no case folding, no
+normalisation, no pattern or operator reading), so ``"alice "``, ``"Alice"`` and ``"ali%"`` are
+scopes of their own (``cases.HOSTILE_IDS``). Records of the scopes are interleaved with equal
+timestamps, so an order or a page boundary cannot hide a leak.
+
+The read paths and their scope, by domain contract (``composite_store/domains``); each one has a
+test in this module or a sibling ``test_isolation_*`` module:
+
+=====================  =================================================  ==================
+domain                 read path                                          scoped by
+=====================  =================================================  ==================
+memory                 ``get_thread_by_id(thread_id, resource_id=)``      resource
+memory                 ``list_threads(filter={resource_id, metadata})``   resource, metadata
+memory                 ``list_messages(thread_id=one or many,             resource, thread
+                       resource_id=, include=)``
+memory                 include windows (``Include.thread_id``)            thread, resource
+memory                 ``list_messages_by_id``, ``get_resource_by_id``    exact id
+memory (``Memory``)    ``recall(thread_id, resource_id=)``                resource
+memory (``Memory``)    ``get_working_memory`` / ``system_message``        resource or thread
+workflows              ``list_workflow_runs(resource_id=, workflow_name=,  resource, workflow
+                       status=)``
+workflows              ``get_workflow_run_by_id``,                        (workflow, run)
+                       ``load_workflow_snapshot``
+scores                 ``list_scores_by_run_id``                          run
+scores                 ``list_scores_by_entity_id(entity_id, type)``      entity
+scores                 ``list_scores_by_scorer_id(scorer_id, entity_id)``  scorer, entity
+scores                 ``list_scores_by_span(trace_id, span_id)``         (trace, span)
+scores                 ``list_evals(agent_name=)``                        agent
+observability          ``list_traces(filters={resource_id, thread_id,      the root span's
+                       user_id, session_id, organization_id, entity_id,   fields
+                       run_id, ...})``
+observability          ``get_trace``, ``get_trace_light``,                trace, (trace,
+                       ``get_root_span``, ``get_span``                    span)
+observability          ``list_otel_spans(filters={trace_id, ...})``       trace
+datasets               ``list_items``, ``get_items_by_version``,          dataset
+                       ``list_dataset_versions`` (``search=`` too)
+datasets               ``get_item_by_id``, ``get_item_history``           item
+experiments            ``list_experiments(dataset_id=, target_id=)``      dataset, target
+experiments            ``list_experiment_results(experiment_id=)``        experiment
+workflow_definitions   ``list_versions``, ``get_latest_version``,         definition
+                       ``get_version_by_number``
+=====================  =================================================  ==================
+
+The synchronous facade (``composite_store.sync``) forwards each call to these methods
+unchanged, and ``CompositeStore`` hands out the routed domain itself: neither has a read path of
+its own. ``Memory``'s resource scope reads the resource the caller names (that is its scope);
+writes check that the thread belongs to it.
 """
 
 from __future__ import annotations
@@ -11,15 +57,15 @@ from typing import Any, ClassVar
 
 import pytest
 
-from composite_store import Message, Store, Thread
+from composite_store import Message, NotFoundError, Store, Thread, ValidationError
+from composite_store.memory import Memory, WorkingMemoryConfig
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import at
+from composite_store_conformance.cases import HOSTILE_IDS, LOOKALIKES, at
 
 __all__ = ["IsolationSuite"]
 
-#: Ids that differ from ``alice`` by one thing each: a comparison that pads, folds case or
-#: normalises Unicode takes one of them for her.
-LOOKALIKES = ("alice ", "Alice", "ALICE", "alice\t", " alice", "alicé", "alice\u00a0")
+#: The owners of the shared fixture: alice, mallory and every hostile id, each a resource.
+OWNERS = ("alice", "mallory", *HOSTILE_IDS)
 
 
 def _message(mid: str, thread: str, resource: str, seconds: float) -> Message:
@@ -31,6 +77,10 @@ def _message(mid: str, thread: str, resource: str, seconds: float) -> Message:
         content={"format": 2, "parts": [{"type": "text", "text": f"text of {mid}"}]},
         created_at=at(seconds),
     )
+
+
+def _thread_of(n: int) -> str:
+    return f"thread-{n}"
 
 
 class IsolationSuite(Suite):
@@ -45,6 +95,27 @@ class IsolationSuite(Suite):
         await memory.save_thread(thread=Thread(id="tm", resource_id="mallory", created_at=at(1)))
         await memory.save_messages(messages=[_message(f"a{i}", "ta", "alice", i) for i in range(5)])
         await memory.save_messages(messages=[_message(f"m{i}", "tm", "mallory", i) for i in (0, 1)])
+
+    async def many_owners(self, store: Store) -> None:
+        """Thread ``thread-<n>`` of each of ``OWNERS`` with messages ``<n>-0``, ``<n>-1`` at
+        ``at(0)``, ``at(1)``: every owner's records at the same instants, saved in one batch."""
+        memory = store.memory
+        for n, owner in enumerate(OWNERS):
+            await memory.save_thread(
+                thread=Thread(
+                    id=_thread_of(n),
+                    resource_id=owner,
+                    metadata={"project": "p", "owner": owner},
+                    created_at=at(0),
+                )
+            )
+        await memory.save_messages(
+            messages=[
+                _message(f"{n}-{i}", _thread_of(n), owner, i)
+                for i in (0, 1)
+                for n, owner in enumerate(OWNERS)
+            ]
+        )
 
     async def test_get_thread_by_id_of_another_resource_is_none(self, cs_store: Store) -> None:
         await self.two_resources(cs_store)
@@ -180,3 +251,174 @@ class IsolationSuite(Suite):
         assert run is not None and run.snapshot == {"v": 1}
         page = await workflows.list_workflow_runs(workflow_name="alice")
         assert sorted(r.run_id for r in page.items) == sorted(["alice", lookalike])
+
+    # -- many owners, equal timestamps, hostile ids ------------------------------------------------
+
+    async def test_thread_reads_of_each_owner_return_only_its_thread(self, cs_store: Store) -> None:
+        await self.many_owners(cs_store)
+        memory = cs_store.memory
+        alice = _thread_of(OWNERS.index("alice"))
+        for n, owner in enumerate(OWNERS):
+            page = await memory.list_threads(filter={"resource_id": owner})
+            assert ([t.id for t in page.items], page.total) == ([_thread_of(n)], 1), owner
+            got = await memory.get_thread_by_id(thread_id=alice, resource_id=owner)
+            assert (got is not None) is (owner == "alice"), owner
+
+    @pytest.mark.cs_requires("metadata_filters")
+    async def test_metadata_filters_stay_in_the_resource_and_compare_exactly(
+        self, cs_store: Store
+    ) -> None:
+        await self.many_owners(cs_store)
+        memory = cs_store.memory
+        for n, owner in enumerate(OWNERS):
+            scoped = await memory.list_threads(
+                filter={"resource_id": owner, "metadata": {"project": "p"}}
+            )
+            assert [t.id for t in scoped.items] == [_thread_of(n)], owner
+            # The value of a metadata pair is a hostile id too: no folding, padding or pattern.
+            by_value = await memory.list_threads(filter={"metadata": {"owner": owner}})
+            assert [t.id for t in by_value.items] == [_thread_of(n)], owner
+            crossed = await memory.list_threads(
+                filter={"resource_id": "mallory", "metadata": {"owner": owner}}
+            )
+            expected = [_thread_of(n)] if owner == "mallory" else []
+            assert [t.id for t in crossed.items] == expected, owner
+
+    async def test_messages_of_many_threads_scoped_to_each_owner(self, cs_store: Store) -> None:
+        await self.many_owners(cs_store)
+        memory = cs_store.memory
+        every_thread = [_thread_of(n) for n in range(len(OWNERS))]
+        for n, owner in enumerate(OWNERS):
+            page = await memory.list_messages(thread_id=every_thread, resource_id=owner)
+            assert [m.id for m in page.items] == [f"{n}-0", f"{n}-1"], owner
+            assert page.total == 2, owner
+
+    @pytest.mark.parametrize("owner", ["alice", "alice ", "ali%", "*"], ids=repr)
+    async def test_pages_of_a_scoped_listing_never_reach_another_owner(
+        self, cs_store: Store, owner: str
+    ) -> None:
+        # Equal createdAt across owners: the page boundary falls between records of the same
+        # instant, where a tie broken on the wrong rows would pull in a neighbour's message.
+        await self.many_owners(cs_store)
+        memory = cs_store.memory
+        every_thread = [_thread_of(n) for n in range(len(OWNERS))]
+        seen: list[str] = []
+        for page_no in range(3):
+            page = await memory.list_messages(
+                thread_id=every_thread,
+                resource_id=owner,
+                page=page_no,
+                per_page=1,
+                include_total=False,
+            )
+            seen.extend(m.id for m in page.items)
+            assert page.has_more is (page_no == 0)
+        n = OWNERS.index(owner)
+        assert seen == [f"{n}-0", f"{n}-1"]
+
+    async def test_scoped_includes_of_each_owner_drop_every_other_window(
+        self, cs_store: Store
+    ) -> None:
+        await self.many_owners(cs_store)
+        memory = cs_store.memory
+        targets = [
+            {"id": f"{n}-1", "withPreviousMessages": 1} for n in range(len(OWNERS))
+        ]
+        for n, owner in enumerate(OWNERS):
+            page = await memory.list_messages(
+                thread_id=_thread_of(n), resource_id=owner, per_page=0, include=targets
+            )
+            assert [m.id for m in page.items] == [f"{n}-0", f"{n}-1"], owner
+
+    @pytest.mark.parametrize("lookalike", LOOKALIKES, ids=repr)
+    async def test_include_thread_id_compares_exactly(
+        self, cs_store: Store, lookalike: str
+    ) -> None:
+        await self.two_resources(cs_store)
+        await cs_store.memory.save_thread(thread=Thread(id=f"ta{lookalike}", resource_id="alice"))
+        page = await cs_store.memory.list_messages(
+            thread_id="ta",
+            per_page=0,
+            include=[{"id": "a2", "threadId": f"ta{lookalike}", "withNextMessages": 1}],
+        )
+        assert page.items == []
+
+    async def test_recall_is_refused_for_every_other_owner(self, cs_store: Store) -> None:
+        await self.many_owners(cs_store)
+        memory = Memory(cs_store)
+        alice = _thread_of(OWNERS.index("alice"))
+        got = await memory.recall(thread_id=alice, resource_id="alice")
+        assert [m["content"] for m in got] == [f"text of {OWNERS.index('alice')}-{i}" for i in (0, 1)]
+        for owner in OWNERS:
+            if owner == "alice":
+                continue
+            with pytest.raises(NotFoundError, match="not found for resource"):
+                await memory.recall(thread_id=alice, resource_id=owner)
+
+    async def test_working_memory_reads_stay_with_their_owner(self, cs_store: Store) -> None:
+        await self.many_owners(cs_store)
+        domain = cs_store.memory
+        by_resource = Memory(cs_store, working_memory=WorkingMemoryConfig(scope="resource"))
+        by_thread = Memory(cs_store, working_memory=WorkingMemoryConfig(scope="thread"))
+        for n, owner in enumerate(OWNERS):
+            await domain.update_resource(resource_id=owner, working_memory=f"memory of {owner}")
+            await domain.update_thread(
+                id=_thread_of(n), metadata={"workingMemory": f"thread memory of {owner}"}
+            )
+        alice = _thread_of(OWNERS.index("alice"))
+        for n, owner in enumerate(OWNERS):
+            got = await by_resource.get_working_memory(thread_id=_thread_of(n), resource_id=owner)
+            assert got == f"memory of {owner}", owner
+            own = await by_thread.get_working_memory(thread_id=_thread_of(n), resource_id=owner)
+            assert own == f"thread memory of {owner}", owner
+            if owner != "alice":
+                with pytest.raises(ValidationError, match="belongs to another resource"):
+                    await by_thread.get_working_memory(thread_id=alice, resource_id=owner)
+                with pytest.raises(ValidationError, match="belongs to another resource"):
+                    await by_thread.system_message(thread_id=alice, resource_id=owner)
+
+    async def test_workflow_runs_of_each_owner_at_equal_timestamps(self, cs_store: Store) -> None:
+        workflows = cs_store.workflows
+        for n, owner in enumerate(OWNERS):
+            for name in ("w", "v"):
+                await workflows.persist_workflow_snapshot(
+                    workflow_name=name,
+                    run_id=f"{name}-{n}",
+                    resource_id=owner,
+                    snapshot={"status": "success", "owner": owner},
+                    created_at=at(0),
+                    updated_at=at(0),
+                )
+        for n, owner in enumerate(OWNERS):
+            page = await workflows.list_workflow_runs(resource_id=owner)
+            assert sorted(r.run_id for r in page.items) == [f"v-{n}", f"w-{n}"], owner
+            assert {r.resource_id for r in page.items} == {owner} and page.total == 2
+            one = await workflows.list_workflow_runs(
+                resource_id=owner, workflow_name="w", status="success"
+            )
+            assert [r.run_id for r in one.items] == [f"w-{n}"], owner
+            first = await workflows.list_workflow_runs(resource_id=owner, page=0, per_page=1)
+            second = await workflows.list_workflow_runs(resource_id=owner, page=1, per_page=1)
+            assert sorted(r.run_id for r in first.items + second.items) == [f"v-{n}", f"w-{n}"]
+            # The workflow name is an exact scope too: a hostile name lists nothing.
+            assert (await workflows.list_workflow_runs(workflow_name=owner)).items == []
+
+    @pytest.mark.parametrize(
+        ("stored", "asked"),
+        [(("w:a", "r"), ("w", "a:r")), (("w", "a:r"), ("w:a", "r")), (("w}", "r"), ("w", "}r"))],
+        ids=["name-colon", "run-colon", "brace"],
+    )
+    async def test_workflow_and_run_never_run_together(
+        self, cs_store: Store, stored: tuple[str, str], asked: tuple[str, str]
+    ) -> None:
+        # A key built by joining the two ids would take one pair for the other.
+        workflows = cs_store.workflows
+        name, run = stored
+        await workflows.persist_workflow_snapshot(workflow_name=name, run_id=run, snapshot={"v": 1})
+        other_name, other_run = asked
+        assert await workflows.load_workflow_snapshot(
+            workflow_name=other_name, run_id=other_run
+        ) is None
+        got = await workflows.get_workflow_run_by_id(run_id=other_run, workflow_name=other_name)
+        assert got is None
+        assert (await workflows.list_workflow_runs(workflow_name=other_name)).items == []
