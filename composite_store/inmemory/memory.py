@@ -16,6 +16,7 @@ from composite_store.errors import NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
 from composite_store.records.memory import Message, Resource, Thread
+from composite_store.rules.json_match import pairs_match
 from composite_store.types import DateRange
 
 __all__ = ["InMemoryMemory"]
@@ -85,8 +86,7 @@ class InMemoryMemory(InMemoryDomain, MemoryDomain):
         def matches(t: Thread) -> bool:
             if query.resource_id is not None and t.resource_id != query.resource_id:
                 return False
-            meta = t.metadata or {}
-            return all(k in meta and meta[k] == v for k, v in query.metadata.items())
+            return pairs_match(t.metadata or {}, query.metadata)
 
         found = [t for t in self._threads.values() if matches(t)]
         attr = "created_at" if query.order_field == "createdAt" else "updated_at"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ from composite_store.errors import NotFoundError
 from composite_store.inmemory.base import InMemoryDomain, paginate
 from composite_store.inmemory.physical import Layout
 from composite_store.records.observability import OtelSpan, Span
+from composite_store.rules.json_match import pairs_match
 from composite_store.types import DateRange
 
 __all__ = ["InMemoryObservability"]
@@ -40,14 +41,6 @@ def _in_range(value: datetime | None, rng: DateRange) -> bool:
     return not (
         rng.end is not None and (value >= rng.end if rng.end_exclusive else value > rng.end)
     )
-
-
-def _pairs_match(stored: Mapping[str, Any] | None, wanted: Mapping[str, Any] | None) -> bool:
-    if not wanted:
-        return True
-    if stored is None:
-        return False
-    return all(key in stored and stored[key] == value for key, value in wanted.items())
 
 
 class InMemoryObservability(InMemoryDomain, ObservabilityDomain):
@@ -138,9 +131,9 @@ class InMemoryObservability(InMemoryDomain, ObservabilityDomain):
         if f.tags and not set(f.tags) <= set(root.tags or ()):
             return False
         return (
-            _pairs_match(root.metadata, f.metadata)
-            and _pairs_match(root.attributes, f.attributes)
-            and _pairs_match(root.scope, f.scope)
+            pairs_match(root.metadata, f.metadata)
+            and pairs_match(root.attributes, f.attributes)
+            and pairs_match(root.scope, f.scope)
         )
 
     async def _list_traces(self, query: TraceQuery) -> tuple[list[Span], int | None]:
@@ -170,7 +163,7 @@ class InMemoryObservability(InMemoryDomain, ObservabilityDomain):
                 return False
             if rng is not None and not rng.contains(s.start_time):
                 return False
-            return _pairs_match(s.attributes, attributes)
+            return pairs_match(s.attributes, attributes)
 
         found = [s for s in self._otel.values() if matches(s)]
         rows = paginate(

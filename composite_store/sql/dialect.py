@@ -269,8 +269,15 @@ class SqlDialect:
         """``column[key] == value`` for a top-level key of a JSON object column, compared as
         JSON values; ``value_json`` is an expression (a bind parameter) holding the value's
         JSON text (``sql.types.dumps(value)``), so statements do not change with the value."""
-        equals: ColumnElement[bool] = self.json_field(column, key) == sa.func.json_extract(
-            value_json, "$"
+        path = f'$."{key}"'
+        # json_extract yields SQL values, in which true is 1 and an object is its JSON text:
+        # the JSON types must match too (an integer and a real are both numbers), so that
+        # true never matches 1, nor the string '{"a":1}' the object (rules/json_match.py).
+        equals: ColumnElement[bool] = sa.and_(
+            self.json_field(column, key) == sa.func.json_extract(value_json, "$"),
+            _json_kind(sa.func.json_type(column, path)) == _json_kind(
+                sa.func.json_type(value_json, "$")
+            ),
         )
         return equals
 
@@ -388,3 +395,11 @@ class SqlDialect:
         if sorting is None:
             return None
         return tuple("desc" in sorting.get(name or "", ()) for name in index["column_names"])
+
+
+def _json_kind(json_type: ColumnElement[Any]) -> ColumnElement[Any]:
+    """SQLite's ``json_type`` with ``real`` taken for ``integer``: both are numbers."""
+    # Literal SQL, not bound values: a prepared statement's text must not depend on values.
+    real: ColumnElement[str] = sa.literal_column("'real'")
+    integer: ColumnElement[str] = sa.literal_column("'integer'")
+    return sa.case((json_type == real, integer), else_=json_type)

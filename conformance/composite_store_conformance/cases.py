@@ -1,4 +1,5 @@
-"""Edge-case tables shared by the suites: pagination edges, date bounds, include windows."""
+"""Edge-case tables shared by the suites: pagination edges, date bounds, include windows,
+hostile ids and JSON values."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ __all__ = [
     "DATE_BOUNDS",
     "HOSTILE_IDS",
     "INCLUDE_WINDOWS",
+    "JSON_CONTAINER_LOOKALIKES",
+    "JSON_LOOKALIKES",
     "LOOKALIKES",
     "OPERATOR_LIKE",
     "PAGINATION_EDGES",
@@ -93,3 +96,29 @@ OPERATOR_LIKE = (
 
 #: Every id a scoped read must not take for ``alice`` (the resource the suites' records are of).
 HOSTILE_IDS = LOOKALIKES + OPERATOR_LIKE
+
+#: JSON values that a loose comparison takes for one another: a boolean for a number (Python's
+#: ``True == 1``, SQLite's ``json_extract``), a string for the number, boolean or object it
+#: spells. A key/value filter (thread metadata, span metadata and attributes) matches each
+#: only itself. (name, value) pairs; the names are test ids and record ids.
+JSON_LOOKALIKES: tuple[tuple[str, object], ...] = (
+    ("one", 1),
+    ("true", True),
+    ("one-text", "1"),
+    ("true-text", "true"),
+    ("zero", 0),
+    ("false", False),
+    ("zero-text", "0"),
+    ("false-text", "false"),
+    ("half", 2.5),
+    ("half-text", "2.5"),
+)
+
+#: Object and array values (thread metadata only: span filters take scalars) and the strings
+#: holding their JSON text, which a comparison of extracted text takes for them.
+JSON_CONTAINER_LOOKALIKES: tuple[tuple[str, object], ...] = (
+    ("object", {"a": 1}),
+    ("object-text", '{"a":1}'),
+    ("array", [1]),
+    ("array-text", "[1]"),
+)

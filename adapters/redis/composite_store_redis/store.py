@@ -46,7 +46,13 @@ class RedisStore(Store):
     """
 
     backend = "redis"
-    known_gaps: Mapping[str, str] = {}
+    known_gaps: Mapping[str, str] = {
+        "test_metadata_filter_numbers_match_by_value": (
+            "a thread's metadata sets are named by each pair's JSON, so 2.0 and 2 name two "
+            "sets; matching them by value needs canonical numbers in the set names and a "
+            "reindex of stored threads (a memory schema version)"
+        ),
+    }
     domain_classes: ClassVar[Mapping[str, type[RedisDomain]]] = {
         "memory": RedisMemory,
         "workflows": RedisWorkflows,

@@ -60,7 +60,13 @@ import pytest
 from composite_store import Message, NotFoundError, Store, Thread, ValidationError
 from composite_store.memory import Memory, WorkingMemoryConfig
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import HOSTILE_IDS, LOOKALIKES, at
+from composite_store_conformance.cases import (
+    HOSTILE_IDS,
+    JSON_CONTAINER_LOOKALIKES,
+    JSON_LOOKALIKES,
+    LOOKALIKES,
+    at,
+)
 
 __all__ = ["IsolationSuite"]
 
@@ -284,6 +290,81 @@ class IsolationSuite(Suite):
             expected = [_thread_of(n)] if owner == "mallory" else []
             assert [t.id for t in crossed.items] == expected, owner
 
+    @pytest.mark.cs_requires("metadata_filters")
+    async def test_metadata_filter_values_match_only_their_own_json_type(
+        self, cs_store: Store
+    ) -> None:
+        memory = cs_store.memory
+        values = JSON_LOOKALIKES + JSON_CONTAINER_LOOKALIKES
+        for name, value in values:
+            await memory.save_thread(
+                thread=Thread(id=name, resource_id="alice", metadata={"k": value})
+            )
+        for name, value in values:
+            page = await memory.list_threads(filter={"metadata": {"k": value}})
+            assert [t.id for t in page.items] == [name], name
+            scoped = await memory.list_threads(
+                filter={"resource_id": "alice", "metadata": {"k": value}}
+            )
+            assert [t.id for t in scoped.items] == [name], name
+
+    @pytest.mark.cs_requires("metadata_filters")
+    async def test_metadata_filter_numbers_match_by_value(self, cs_store: Store) -> None:
+        memory = cs_store.memory
+        await memory.save_thread(thread=Thread(id="two", resource_id="alice", metadata={"k": 2.0}))
+        await memory.save_thread(thread=Thread(id="three", resource_id="alice", metadata={"k": 3}))
+        for value, expected in ((2, "two"), (2.0, "two"), (3.0, "three"), (3, "three")):
+            page = await memory.list_threads(filter={"metadata": {"k": value}})
+            assert [t.id for t in page.items] == [expected], value
+
+    async def test_a_thread_given_to_another_resource_leaves_the_first(
+        self, cs_store: Store
+    ) -> None:
+        await self.two_resources(cs_store)
+        memory = cs_store.memory
+        await memory.save_thread(
+            thread=Thread(
+                id="ta", resource_id="mallory", metadata={"project": "p"}, created_at=at(0)
+            )
+        )
+        page = await memory.list_threads(filter={"resource_id": "alice"})
+        assert (page.items, page.total) == ([], 0)
+        page = await memory.list_threads(filter={"resource_id": "mallory"})
+        assert sorted(t.id for t in page.items) == ["ta", "tm"] and page.total == 2
+        assert await memory.get_thread_by_id(thread_id="ta", resource_id="alice") is None
+        if memory.capabilities.metadata_filters:
+            page = await memory.list_threads(
+                filter={"resource_id": "alice", "metadata": {"project": "p"}}
+            )
+            assert (page.items, page.total) == ([], 0)
+
+    async def test_a_message_moved_to_another_resource_leaves_its_windows(
+        self, cs_store: Store
+    ) -> None:
+        await self.two_resources(cs_store)
+        memory = cs_store.memory
+        await memory.save_messages(messages=[_message("a2", "tm", "mallory", 2)])
+        page = await memory.list_messages(thread_id="ta", resource_id="alice")
+        assert [m.id for m in page.items] == ["a0", "a1", "a3", "a4"] and page.total == 4
+        gone = await memory.list_messages(
+            thread_id="ta", resource_id="alice", per_page=0, include=[{"id": "a2"}]
+        )
+        assert gone.items == []
+        closed = await memory.list_messages(
+            thread_id="ta",
+            resource_id="alice",
+            per_page=0,
+            include=[{"id": "a1", "withNextMessages": 1}, {"id": "a3", "withPreviousMessages": 1}],
+        )
+        assert [m.id for m in closed.items] == ["a1", "a3"]
+        theirs = await memory.list_messages(
+            thread_id="tm",
+            resource_id="mallory",
+            per_page=0,
+            include=[{"id": "a2", "withPreviousMessages": 1}],
+        )
+        assert [m.id for m in theirs.items] == ["m1", "a2"]
+
     async def test_messages_of_many_threads_scoped_to_each_owner(self, cs_store: Store) -> None:
         await self.many_owners(cs_store)
         memory = cs_store.memory
@@ -346,9 +427,10 @@ class IsolationSuite(Suite):
     async def test_recall_is_refused_for_every_other_owner(self, cs_store: Store) -> None:
         await self.many_owners(cs_store)
         memory = Memory(cs_store)
-        alice = _thread_of(OWNERS.index("alice"))
+        n = OWNERS.index("alice")
+        alice = _thread_of(n)
         got = await memory.recall(thread_id=alice, resource_id="alice")
-        assert [m["content"] for m in got] == [f"text of {OWNERS.index('alice')}-{i}" for i in (0, 1)]
+        assert [m["content"] for m in got] == [f"text of {n}-{i}" for i in (0, 1)]
         for owner in OWNERS:
             if owner == "alice":
                 continue

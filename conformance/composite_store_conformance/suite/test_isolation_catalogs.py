@@ -39,9 +39,7 @@ class DatasetsIsolationSuite(Suite):
             await store.datasets.create_dataset(id=owner, name=f"dataset of {owner}")
             await store.datasets.batch_insert_items(
                 dataset_id=owner,
-                items=[
-                    {"id": f"{n}-{x}", "input": {"owner": owner, "x": x}} for x in ("a", "b")
-                ],
+                items=[{"id": f"{n}-{x}", "input": {"owner": owner, "x": x}} for x in ("a", "b")],
             )
 
     async def test_dataset_reads_return_only_its_items(self, cs_store: Store) -> None:

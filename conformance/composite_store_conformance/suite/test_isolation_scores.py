@@ -68,6 +68,8 @@ class ScoresIsolationSuite(Suite):
             assert _ids(by_entity.items) == both, owner
             agent = await scores.list_scores_by_entity_id(entity_id=owner, entity_type="AGENT")
             assert _ids(agent.items) == [f"a{n}"], owner
+            folded = await scores.list_scores_by_entity_id(entity_id=owner, entity_type="agent")
+            assert folded.items == [], owner
             by_scorer = await scores.list_scores_by_scorer_id(scorer_id=owner)
             assert _ids(by_scorer.items) == both, owner
             crossed = await scores.list_scores_by_scorer_id(scorer_id=owner, entity_id="alice")

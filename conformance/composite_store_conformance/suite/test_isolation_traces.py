@@ -10,7 +10,7 @@ import pytest
 
 from composite_store import OtelSpan, Span, Store, ValidationError
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import HOSTILE_IDS, at
+from composite_store_conformance.cases import HOSTILE_IDS, JSON_LOOKALIKES, at
 
 __all__ = ["ObservabilityIsolationSuite"]
 
@@ -117,6 +117,22 @@ class ObservabilityIsolationSuite(Suite):
         for owner in OWNERS:
             page = await cs_store.observability.list_traces(filters={"metadata": {"owner": owner}})
             assert [s.trace_id for s in page.items] == [owner], owner
+
+    @pytest.mark.cs_requires("span_attribute_filters")
+    @pytest.mark.parametrize("field", ["metadata", "attributes", "scope"])
+    async def test_json_filter_values_match_only_their_own_json_type(
+        self, cs_store: Store, field: str
+    ) -> None:
+        obs = cs_store.observability
+        await obs.batch_create_spans(
+            records=[
+                _root(name).model_copy(update={field: {"k": value}})
+                for name, value in JSON_LOOKALIKES
+            ]
+        )
+        for name, value in JSON_LOOKALIKES:
+            page = await obs.list_traces(filters={field: {"k": value}})
+            assert [s.trace_id for s in page.items] == [name], name
 
     async def test_trace_reads_return_only_the_trace_asked_for(self, cs_store: Store) -> None:
         await self.traces_of_every_owner(cs_store)
