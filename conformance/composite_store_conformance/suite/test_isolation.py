@@ -504,3 +504,44 @@ class IsolationSuite(Suite):
         got = await workflows.get_workflow_run_by_id(run_id=other_run, workflow_name=other_name)
         assert got is None
         assert (await workflows.list_workflow_runs(workflow_name=other_name)).items == []
+
+    async def test_hostile_ids_name_only_their_own_thread_and_message(
+        self, cs_store: Store
+    ) -> None:
+        memory = cs_store.memory
+        for owner in OWNERS:
+            await memory.save_thread(thread=Thread(id=owner, resource_id=owner, created_at=at(0)))
+        await memory.save_messages(messages=[_message(owner, owner, owner, 0) for owner in OWNERS])
+        for owner in OWNERS:
+            page = await memory.list_messages(thread_id=owner)
+            assert [m.id for m in page.items] == [owner], owner
+            [got] = await memory.list_messages_by_id(message_ids=[owner])
+            assert got.thread_id == owner, owner
+            thread = await memory.get_thread_by_id(thread_id=owner)
+            assert thread is not None and thread.resource_id == owner, owner
+
+    async def test_deletes_by_hostile_ids_remove_only_their_own_records(
+        self, cs_store: Store
+    ) -> None:
+        # A delete that matched keys or rows by pattern ("*", "%") would take alice's too.
+        memory, workflows = cs_store.memory, cs_store.workflows
+        for owner in OWNERS:
+            await memory.save_thread(thread=Thread(id=owner, resource_id=owner, created_at=at(0)))
+            await workflows.persist_workflow_snapshot(
+                workflow_name="w", run_id=owner, resource_id=owner, snapshot={"v": owner}
+            )
+        await memory.save_messages(
+            messages=[_message(f"{owner}/{i}", owner, owner, i) for owner in OWNERS for i in (0, 1)]
+        )
+        for hostile in HOSTILE_IDS:
+            await memory.delete_messages(message_ids=[f"{hostile}/0"])
+        for hostile in HOSTILE_IDS:
+            await memory.delete_thread(thread_id=hostile)
+            await workflows.delete_workflow_run_by_id(run_id=hostile, workflow_name="w")
+        threads = await memory.list_threads(per_page=False)
+        assert sorted(t.id for t in threads.items) == ["alice", "mallory"]
+        every = [f"{owner}/{i}" for owner in OWNERS for i in (0, 1)]
+        left = await memory.list_messages_by_id(message_ids=every)
+        assert sorted(m.id for m in left) == ["alice/0", "alice/1", "mallory/0", "mallory/1"]
+        runs = await workflows.list_workflow_runs(workflow_name="w")
+        assert sorted(r.run_id for r in runs.items) == ["alice", "mallory"]

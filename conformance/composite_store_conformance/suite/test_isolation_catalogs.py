@@ -108,6 +108,15 @@ class DatasetsIsolationSuite(Suite):
         page = await cs_store.datasets.list_items(dataset_id="d", search=term, pagination=ALL)
         assert _ids(page.items) == sorted(expected)
 
+    async def test_deleting_hostile_datasets_removes_only_them(self, cs_store: Store) -> None:
+        await self.datasets_of_every_owner(cs_store)
+        for hostile in HOSTILE_IDS:
+            await cs_store.datasets.delete_dataset(id=hostile)
+        page = await cs_store.datasets.list_datasets(pagination=ALL)
+        assert _ids(page.items) == ["alice", "mallory"]
+        items = await cs_store.datasets.list_items(dataset_id="alice", pagination=ALL)
+        assert _ids(items.items) == ["0-a", "0-b"]
+
 
 class ExperimentsIsolationSuite(Suite):
     """An experiment's results, and experiments by dataset or target, stay in their scope."""
@@ -148,6 +157,19 @@ class ExperimentsIsolationSuite(Suite):
             (owner, 1) for owner in OWNERS
         )
 
+    async def test_deleting_hostile_experiments_removes_only_them(self, cs_store: Store) -> None:
+        await self.experiments_of_every_owner(cs_store)
+        experiments = cs_store.experiments
+        for hostile in HOSTILE_IDS[: len(HOSTILE_IDS) // 2]:
+            await experiments.delete_experiment(id=hostile)
+        for hostile in HOSTILE_IDS[len(HOSTILE_IDS) // 2 :]:
+            await experiments.delete_experiment_results(experiment_id=hostile)
+            await experiments.delete_experiment(id=hostile)
+        page = await experiments.list_experiments(pagination=ALL)
+        assert _ids(page.items) == ["alice", "mallory"]
+        results = await experiments.list_experiment_results(pagination=ALL)
+        assert sorted(r.experiment_id for r in results.items) == ["alice", "mallory"]
+
 
 class WorkflowDefinitionsIsolationSuite(Suite):
     """A definition's versions are its own; definition ids compare exactly."""
@@ -180,3 +202,17 @@ class WorkflowDefinitionsIsolationSuite(Suite):
             assert first is not None and first.snapshot == {"owner": owner, "n": 1}, owner
             found = await definitions.get_workflow_definition_by_id(id=owner)
             assert found is not None and found.name == f"workflow of {owner}", owner
+
+    async def test_deleting_hostile_definitions_removes_only_them(self, cs_store: Store) -> None:
+        definitions = cs_store.workflow_definitions
+        for owner in OWNERS:
+            await definitions.create_workflow_definition(
+                definition=WorkflowDefinition(id=owner, name=f"workflow of {owner}")
+            )
+            await definitions.create_version(workflow_definition_id=owner, snapshot={"o": owner})
+        for hostile in HOSTILE_IDS:
+            await definitions.delete_workflow_definition(id=hostile)
+        page = await definitions.list_workflow_definitions(pagination=ALL)
+        assert _ids(page.items) == ["alice", "mallory"]
+        latest = await definitions.get_latest_version(workflow_definition_id="alice")
+        assert latest is not None and latest.snapshot == {"o": "alice"}

@@ -198,3 +198,12 @@ class ObservabilityIsolationSuite(Suite):
                 await cs_store.observability.list_traces(filters={field: value})
         with pytest.raises(ValidationError):
             await cs_store.observability.list_otel_spans(filters={"trace_id": value})
+
+    async def test_deleting_hostile_traces_removes_only_them(self, cs_store: Store) -> None:
+        await self.traces_of_every_owner(cs_store)
+        obs = cs_store.observability
+        await obs.batch_delete_traces(trace_ids=list(HOSTILE_IDS))
+        page = await obs.list_traces(pagination={"per_page": False})
+        assert sorted(s.trace_id for s in page.items) == ["alice", "mallory"]
+        trace = await obs.get_trace(trace_id="alice")
+        assert trace is not None and len(trace.spans) == 2
