@@ -196,12 +196,19 @@ class MemoryDomain(Domain):
         """List threads, newest first by default.
 
         ``filter`` may hold ``resource_id`` (or ``resourceId``) and ``metadata`` (key/value
-        pairs, all of which must match). Raises ``UnsupportedOperationError`` for a metadata
+        pairs, all of which must match; values compare as JSON, by type and value:
+        ``rules.json_match``). With ``resource_id`` only that resource's threads are listed,
+        ids compared exactly. Raises ``UnsupportedOperationError`` for a metadata
         filter where ``capabilities.metadata_filters`` is off, and for an order other than
         ``createdAt DESC`` where ``capabilities.sort_threads`` is off.
         """
         self._check()
         filter = dict(_mapping(filter, "filter"))
+        if "resource_id" in filter and "resourceId" in filter:
+            # Which spelling would win is an accident of code: a scope must be unambiguous.
+            raise ValidationError(
+                "filter names the resource twice (resource_id and resourceId); give one"
+            )
         resource_id = filter.pop("resource_id", filter.pop("resourceId", None))
         metadata = _metadata_filter(filter.pop("metadata", None))
         if filter:

@@ -47,9 +47,11 @@ def _json_filter(value: Any, what: str) -> dict[str, Any] | None:
 class TraceFilter(Record):
     """``list_traces`` filters; all given ones must match the trace's root span.
 
-    ``metadata``, ``attributes`` and ``scope`` match key/value pairs of those JSON objects
-    (capability ``span_attribute_filters``); ``tags`` must all be present; ``status`` is the
-    derived trace status; ``has_child_error`` whether any span of the trace has an error.
+    Text fields compare exactly (no case folding, padding or patterns). ``metadata``,
+    ``attributes`` and ``scope`` match key/value pairs of those JSON objects, values by JSON
+    type and value (``rules.json_match``; capability ``span_attribute_filters``); ``tags``
+    must all be present; ``status`` is the derived trace status; ``has_child_error`` whether
+    any span of the trace has an error.
     """
 
     model_config = ConfigDict(extra="forbid")

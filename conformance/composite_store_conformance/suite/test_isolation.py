@@ -332,6 +332,13 @@ class IsolationSuite(Suite):
         page = await memory.list_threads(filter={"resource_id": "mallory"})
         assert sorted(t.id for t in page.items) == ["ta", "tm"] and page.total == 2
         assert await memory.get_thread_by_id(thread_id="ta", resource_id="alice") is None
+        if memory.capabilities.sort_threads:
+            for direction in ("ASC", "DESC"):
+                page = await memory.list_threads(
+                    filter={"resource_id": "alice"},
+                    order_by={"field": "updatedAt", "direction": direction},
+                )
+                assert (page.items, page.total) == ([], 0), direction
         if memory.capabilities.metadata_filters:
             page = await memory.list_threads(
                 filter={"resource_id": "alice", "metadata": {"project": "p"}}
@@ -545,3 +552,31 @@ class IsolationSuite(Suite):
         assert sorted(m.id for m in left) == ["alice/0", "alice/1", "mallory/0", "mallory/1"]
         runs = await workflows.list_workflow_runs(workflow_name="w")
         assert sorted(r.run_id for r in runs.items) == ["alice", "mallory"]
+
+    @pytest.mark.parametrize(
+        "value", [{"$ne": None}, {"$regex": ".*"}, ["alice", "mallory"], 1, "", " "], ids=repr
+    )
+    async def test_an_operator_in_place_of_a_resource_id_is_refused(
+        self, cs_store: Store, value: Any
+    ) -> None:
+        await self.two_resources(cs_store)
+        memory, workflows = cs_store.memory, cs_store.workflows
+        with pytest.raises(ValidationError, match="resource_id"):
+            await memory.get_thread_by_id(thread_id="ta", resource_id=value)
+        with pytest.raises(ValidationError, match="resource_id"):
+            await memory.list_messages(thread_id="ta", resource_id=value)
+        with pytest.raises(ValidationError, match="resource_id"):
+            await memory.list_threads(filter={"resource_id": value})
+        with pytest.raises(ValidationError, match="resource_id"):
+            await workflows.list_workflow_runs(resource_id=value)
+
+    async def test_a_scope_given_in_both_spellings_is_refused(self, cs_store: Store) -> None:
+        await self.two_resources(cs_store)
+        for both in (
+            {"resource_id": "alice", "resourceId": "mallory"},
+            {"resourceId": "mallory", "resource_id": "mallory"},
+        ):
+            with pytest.raises(ValidationError, match="resource twice"):
+                await cs_store.memory.list_threads(filter=both)
+        page = await cs_store.memory.list_threads(filter={"resourceId": "mallory"})
+        assert [t.id for t in page.items] == ["tm"]

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from composite_store import Pagination, Store, WorkflowDefinition
+from composite_store import Pagination, Store, ValidationError, WorkflowDefinition
 from composite_store_conformance.base import Suite
 from composite_store_conformance.cases import HOSTILE_IDS, at
 
@@ -116,6 +116,20 @@ class DatasetsIsolationSuite(Suite):
         assert _ids(page.items) == ["alice", "mallory"]
         items = await cs_store.datasets.list_items(dataset_id="alice", pagination=ALL)
         assert _ids(items.items) == ["0-a", "0-b"]
+
+    @pytest.mark.parametrize("value", [{"$ne": None}, ["alice"], 1, ""], ids=repr)
+    async def test_an_operator_in_place_of_a_dataset_id_is_refused(
+        self, cs_store: Store, value: Any
+    ) -> None:
+        datasets = cs_store.datasets
+        with pytest.raises(ValidationError, match="dataset_id"):
+            await datasets.list_items(dataset_id=value)
+        with pytest.raises(ValidationError, match="dataset_id"):
+            await datasets.get_items_by_version(dataset_id=value, version=1)
+        with pytest.raises(ValidationError, match="dataset_id"):
+            await datasets.list_dataset_versions(dataset_id=value)
+        with pytest.raises(ValidationError, match="item_id"):
+            await datasets.get_item_history(item_id=value)
 
 
 class ExperimentsIsolationSuite(Suite):

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from composite_store import EvalRecord, Score, Store
+from composite_store import EvalRecord, Score, Store, ValidationError
 from composite_store_conformance.base import Suite
 from composite_store_conformance.cases import HOSTILE_IDS, at
 
@@ -132,3 +132,21 @@ class ScoresIsolationSuite(Suite):
             page = await cs_store.scores.list_evals(agent_name=owner)
             assert [e.metric_name for e in page.items] == [f"metric-{n}"], owner
             assert page.total == 1, owner
+
+    @pytest.mark.parametrize(
+        "value", [{"$ne": None}, {"$regex": ".*"}, ["alice", "mallory"], 1, ""], ids=repr
+    )
+    async def test_an_operator_in_place_of_an_id_is_refused(
+        self, cs_store: Store, value: Any
+    ) -> None:
+        scores = cs_store.scores
+        with pytest.raises(ValidationError, match="run_id"):
+            await scores.list_scores_by_run_id(run_id=value)
+        with pytest.raises(ValidationError, match="entity_id"):
+            await scores.list_scores_by_entity_id(entity_id=value)
+        with pytest.raises(ValidationError, match="entity_type"):
+            await scores.list_scores_by_entity_id(entity_id="alice", entity_type=value)
+        with pytest.raises(ValidationError, match="scorer_id"):
+            await scores.list_scores_by_scorer_id(scorer_id=value)
+        with pytest.raises(ValidationError, match="agent_name"):
+            await scores.list_evals(agent_name=value)

@@ -187,7 +187,7 @@ class ObservabilityIsolationSuite(Suite):
             assert [s.id for s in page.items] == [f"span-{n}"], owner
 
     @pytest.mark.parametrize(
-        "value", [{"$ne": None}, {"$regex": ".*"}, ["alice", "mallory"], 1], ids=repr
+        "value", [{"$ne": None}, {"$regex": ".*"}, ["alice", "mallory"], 1, True], ids=repr
     )
     async def test_an_operator_in_place_of_an_id_is_refused(
         self, cs_store: Store, value: Any
