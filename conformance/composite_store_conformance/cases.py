@@ -14,6 +14,7 @@ __all__ = [
     "JSON_LOOKALIKES",
     "LOOKALIKES",
     "OPERATOR_LIKE",
+    "OWNERS",
     "PAGINATION_EDGES",
     "at",
 ]
@@ -122,3 +123,6 @@ JSON_CONTAINER_LOOKALIKES: tuple[tuple[str, object], ...] = (
     ("array", [1]),
     ("array-text", "[1]"),
 )
+
+#: The scopes the isolation suites write records of: alice, mallory and every hostile id.
+OWNERS = ("alice", "mallory", *HOSTILE_IDS)

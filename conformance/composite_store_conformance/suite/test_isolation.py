@@ -65,13 +65,12 @@ from composite_store_conformance.cases import (
     JSON_CONTAINER_LOOKALIKES,
     JSON_LOOKALIKES,
     LOOKALIKES,
+    OWNERS,
     at,
 )
 
 __all__ = ["IsolationSuite"]
 
-#: The owners of the shared fixture: alice, mallory and every hostile id, each a resource.
-OWNERS = ("alice", "mallory", *HOSTILE_IDS)
 
 
 def _message(mid: str, thread: str, resource: str, seconds: float) -> Message:

@@ -10,7 +10,7 @@ import pytest
 
 from composite_store import Pagination, Store, ValidationError, WorkflowDefinition
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import HOSTILE_IDS, at
+from composite_store_conformance.cases import HOSTILE_IDS, OWNERS, at
 
 __all__ = [
     "DatasetsIsolationSuite",
@@ -18,9 +18,6 @@ __all__ = [
     "WorkflowDefinitionsIsolationSuite",
 ]
 
-#: The scopes of the shared records (dataset, experiment and definition ids): alice, mallory and
-#: every hostile id.
-OWNERS = ("alice", "mallory", *HOSTILE_IDS)
 ALL = Pagination(per_page=False)
 
 

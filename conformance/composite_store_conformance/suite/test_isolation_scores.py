@@ -9,12 +9,9 @@ import pytest
 
 from composite_store import EvalRecord, Score, Store, ValidationError
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import HOSTILE_IDS, at
+from composite_store_conformance.cases import OWNERS, at
 
 __all__ = ["ScoresIsolationSuite"]
-
-#: The scopes of the shared records: alice, mallory and every hostile id.
-OWNERS = ("alice", "mallory", *HOSTILE_IDS)
 
 
 def _score(sid: str, owner: str, entity_type: str) -> Score:

@@ -10,12 +10,10 @@ import pytest
 
 from composite_store import OtelSpan, Span, Store, ValidationError
 from composite_store_conformance.base import Suite
-from composite_store_conformance.cases import HOSTILE_IDS, JSON_LOOKALIKES, at
+from composite_store_conformance.cases import HOSTILE_IDS, JSON_LOOKALIKES, OWNERS, at
 
 __all__ = ["ObservabilityIsolationSuite"]
 
-#: The scopes of the shared records: alice, mallory and every hostile id.
-OWNERS = ("alice", "mallory", *HOSTILE_IDS)
 
 #: The ``list_traces`` filters that scope a listing to an owner, and the span field each reads.
 SCOPE_FILTERS = (
@@ -52,17 +50,8 @@ def _root(owner: str) -> Span:
 def _child(owner: str) -> Span:
     """A child span of trace ``owner`` that names alice in every scope field: a listing must
     match the root, never a child."""
-    return Span(
-        trace_id=owner,
-        span_id="child",
-        parent_span_id="root",
-        name=f"child of {owner}",
-        span_type="TOOL_CALL",
-        started_at=at(0),
-        ended_at=at(1),
-        created_at=at(0),
-        **_owned("alice"),
-    )
+    update = {"span_id": "child", "parent_span_id": "root", "name": f"child of {owner}"}
+    return _root(owner).model_copy(update={**update, "metadata": None, **_owned("alice")})
 
 
 class ObservabilityIsolationSuite(Suite):
