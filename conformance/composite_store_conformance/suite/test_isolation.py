@@ -48,7 +48,12 @@ workflow_definitions   ``list_versions``, ``get_latest_version``,         defini
 The synchronous facade (``composite_store.sync``) forwards each call to these methods
 unchanged, and ``CompositeStore`` hands out the routed domain itself: neither has a read path of
 its own. ``Memory``'s resource scope reads the resource the caller names (that is its scope);
-writes check that the thread belongs to it.
+writes check that the thread belongs to it. Deletes by a hostile id (``delete_thread``,
+``delete_messages``, ``delete_workflow_run_by_id``, ``batch_delete_traces``, ``delete_dataset``,
+``delete_experiment``, ``delete_workflow_definition``) remove only that id's records.
+
+Note: a page of ``list_messages(resource_id=)`` holds the messages whose own ``resourceId`` is
+the scope (Mastra's rule), while an include target must sit in a thread of that resource.
 """
 
 from __future__ import annotations
