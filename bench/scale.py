@@ -70,8 +70,9 @@ class Scale:
 
 SCALES = {
     "smoke": Scale("smoke", (2_000, 20_000), (200, 2_000), 15),
-    "full": Scale("full", (10_000, 100_000, 1_000_000, 2_000_000),
-                  (1_000, 10_000, 50_000, 100_000), 60),
+    "full": Scale(
+        "full", (10_000, 100_000, 1_000_000, 2_000_000), (1_000, 10_000, 50_000, 100_000), 60
+    ),
 }
 
 
@@ -101,7 +102,11 @@ class Fixture:
                 mid, tid, rid = f"m{self.others:08d}", f"t{t:06d}", f"r{t // 20:05d}"
                 self.others += 1
             yield {
-                "id": mid, "thread_id": tid, "resourceId": rid, "role": "user", "type": "v2",
+                "id": mid,
+                "thread_id": tid,
+                "resourceId": rid,
+                "role": "user",
+                "type": "v2",
                 "content": json.dumps(
                     {"format": 2, "parts": [{"type": "text", "text": f"message {i}"}]},
                     separators=(",", ":"),
@@ -129,27 +134,48 @@ class Fixture:
             at = EPOCH + timedelta(seconds=i)
             status = "success" if i % 3 else "running"
             yield {
-                "workflow_name": f"wf{i % WORKFLOWS}", "run_id": f"run{i:07d}",
+                "workflow_name": f"wf{i % WORKFLOWS}",
+                "run_id": f"run{i:07d}",
                 "resourceId": f"r{i % RUN_RESOURCES:05d}",
-                "snapshot": json.dumps({"runId": f"run{i:07d}", "status": status, "value": {},
-                                        "context": {"input": {"n": i}}, "serializedStepGraph": [],
-                                        "activePaths": [], "timestamp": i}),
-                "createdAt": at, "updatedAt": at,
+                "snapshot": json.dumps(
+                    {
+                        "runId": f"run{i:07d}",
+                        "status": status,
+                        "value": {},
+                        "context": {"input": {"n": i}},
+                        "serializedStepGraph": [],
+                        "activePaths": [],
+                        "timestamp": i,
+                    }
+                ),
+                "createdAt": at,
+                "updatedAt": at,
             }
         self.runs = upto
 
     def resource_rows(self, upto: int) -> Iterator[dict[str, Any]]:
         for i in range(self.resources, upto):
             at = EPOCH + timedelta(seconds=i)
-            yield {"id": f"w{i:06d}", "workingMemory": WM, "metadata": None,
-                   "createdAt": at, "updatedAt": at}
+            yield {
+                "id": f"w{i:06d}",
+                "workingMemory": WM,
+                "metadata": None,
+                "createdAt": at,
+                "updatedAt": at,
+            }
         self.resources = upto
 
 
 def _thread(tid: str, rid: str, n: int) -> dict[str, Any]:
     at = EPOCH + timedelta(seconds=n)
-    return {"id": tid, "resourceId": rid, "title": "bench", "metadata": None,
-            "createdAt": at, "updatedAt": at}
+    return {
+        "id": tid,
+        "resourceId": rid,
+        "title": "bench",
+        "metadata": None,
+        "createdAt": at,
+        "updatedAt": at,
+    }
 
 
 def _iso(at: datetime) -> str:
@@ -193,8 +219,9 @@ class SqliteEngine(Engine):
         self.conn.execute("BEGIN")
         batch: list[tuple[Any, ...]] = []
         for row in rows:
-            batch.append(tuple(_iso(v) if isinstance(v, datetime) else v
-                               for v in (row.get(c) for c in cols)))
+            batch.append(
+                tuple(_iso(v) if isinstance(v, datetime) else v for v in (row.get(c) for c in cols))
+            )
             if len(batch) == 10_000:
                 self.conn.executemany(sql, batch)
                 n, batch = n + len(batch), []
@@ -212,47 +239,67 @@ class SqliteEngine(Engine):
         c = self.conn
         msg = 'id, content, role, type, "createdAt", thread_id, "resourceId"'
         run = 'workflow_name, run_id, "resourceId", snapshot, "createdAt", "updatedAt"'
-        tid, at = fx.target
+        tid, _ = fx.target
 
         def q(sql: str, *args: Any) -> Callable[[], Awaitable[Any]]:
             async def go() -> Any:
                 return c.execute(sql, args).fetchall()
+
             return go
 
         async def window() -> Any:
-            [target] = c.execute(f"SELECT {msg} FROM mastra_messages WHERE id = ?",
-                                 (tid,)).fetchall()
-            return [target, *c.execute(
-                f"SELECT * FROM (SELECT {msg} FROM mastra_messages WHERE thread_id = ? AND "
-                '("createdAt", id) < (?, ?) ORDER BY "createdAt" DESC, id DESC LIMIT 2) '
-                f"UNION ALL SELECT * FROM (SELECT {msg} FROM mastra_messages WHERE thread_id = ? "
-                'AND ("createdAt", id) > (?, ?) ORDER BY "createdAt", id LIMIT 2)',
-                (target[5], target[4], tid, target[5], target[4], tid),
-            ).fetchall()]
+            [target] = c.execute(
+                f"SELECT {msg} FROM mastra_messages WHERE id = ?", (tid,)
+            ).fetchall()
+            return [
+                target,
+                *c.execute(
+                    f"SELECT * FROM (SELECT {msg} FROM mastra_messages WHERE thread_id = ? AND "
+                    '("createdAt", id) < (?, ?) ORDER BY "createdAt" DESC, id DESC LIMIT 2) '
+                    f"UNION ALL SELECT * FROM (SELECT {msg} FROM mastra_messages WHERE "
+                    'thread_id = ? AND ("createdAt", id) > (?, ?) ORDER BY "createdAt", id '
+                    "LIMIT 2)",
+                    (target[5], target[4], tid, target[5], target[4], tid),
+                ).fetchall(),
+            ]
 
-        newest = (f'SELECT {msg} FROM mastra_messages WHERE thread_id = ? ORDER BY "createdAt" '
-                  "DESC, id DESC LIMIT 21")
+        newest = (
+            f'SELECT {msg} FROM mastra_messages WHERE thread_id = ? ORDER BY "createdAt" '
+            "DESC, id DESC LIMIT 21"
+        )
         return {
             "newest 20": q(newest, "long"),
             "newest 20 + total": q(
                 f"SELECT {msg}, (SELECT count(*) FROM mastra_messages WHERE thread_id = ?) "
                 f'FROM mastra_messages WHERE thread_id = ? ORDER BY "createdAt" DESC, id DESC '
-                "LIMIT 21", "long", "long"),
+                "LIMIT 21",
+                "long",
+                "long",
+            ),
             "include 2 + 2": window,
             "thread page 10 + total": q(
                 'SELECT id, "resourceId", title, metadata, "createdAt", "updatedAt", '
                 '(SELECT count(*) FROM mastra_threads WHERE "resourceId" = ?) FROM '
                 'mastra_threads WHERE "resourceId" = ? ORDER BY "createdAt" DESC, id DESC '
-                "LIMIT 51 OFFSET 500", "r-page", "r-page"),
+                "LIMIT 51 OFFSET 500",
+                "r-page",
+                "r-page",
+            ),
             "runs of a workflow": q(
                 f"SELECT {run} FROM mastra_workflow_snapshot WHERE workflow_name = ? "
-                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21', "wf0"),
+                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
+                "wf0",
+            ),
             "runs of a resource": q(
                 f'SELECT {run} FROM mastra_workflow_snapshot WHERE "resourceId" = ? '
-                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21', "r00000"),
+                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
+                "r00000",
+            ),
             "working memory": q(
                 'SELECT id, "workingMemory", metadata, "createdAt", "updatedAt" FROM '
-                "mastra_resources WHERE id = ?", "w000000"),
+                "mastra_resources WHERE id = ?",
+                "w000000",
+            ),
         }
 
 
@@ -274,19 +321,19 @@ class PostgresEngine(Engine):
         shadows = {shadow_name(c): c for c in ("createdAt", "updatedAt")}
         names = ", ".join(f'"{c}"' for c in cols)
         n = 0
-        async with self.conn.cursor() as cur:
-            async with cur.copy(f"COPY mastra_{table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    values = []
-                    for c in cols:
-                        if c in shadows:
-                            values.append(row[shadows[c]])  # TIMESTAMPTZ: the aware instant
-                        else:
-                            v = row.get(c)
-                            # TIMESTAMP: the UTC wall clock, naive.
-                            values.append(v.replace(tzinfo=None) if isinstance(v, datetime) else v)
-                    await copy.write_row(values)
-                    n += 1
+        sql = f"COPY mastra_{table} ({names}) FROM STDIN"
+        async with self.conn.cursor() as cur, cur.copy(sql) as copy:
+            for row in rows:
+                values = []
+                for c in cols:
+                    if c in shadows:
+                        values.append(row[shadows[c]])  # TIMESTAMPTZ: the aware instant
+                    else:
+                        v = row.get(c)
+                        # TIMESTAMP: the UTC wall clock, naive.
+                        values.append(v.replace(tzinfo=None) if isinstance(v, datetime) else v)
+                await copy.write_row(values)
+                n += 1
         return n
 
     async def analyze(self) -> None:
@@ -299,18 +346,22 @@ class PostgresEngine(Engine):
         c = self.conn
         ts = 'COALESCE("{0}Z", "{0}" AT TIME ZONE \'UTC\')'
         msg = f'id, content, role, type, {ts.format("createdAt")}, thread_id, "resourceId"'
-        run = (f'workflow_name, run_id, "resourceId", snapshot, {ts.format("createdAt")}, '
-               f'{ts.format("updatedAt")}')
+        run = (
+            f'workflow_name, run_id, "resourceId", snapshot, {ts.format("createdAt")}, '
+            f"{ts.format('updatedAt')}"
+        )
         tid, _ = fx.target
 
         def q(sql: str, *args: Any) -> Callable[[], Awaitable[Any]]:
             async def go() -> Any:
                 return await (await c.execute(sql, args)).fetchall()
+
             return go
 
         async def window() -> Any:
             cur = await c.execute(
-                f'SELECT {msg}, "createdAt" FROM mastra_messages WHERE id = %s', (tid,))
+                f'SELECT {msg}, "createdAt" FROM mastra_messages WHERE id = %s', (tid,)
+            )
             [target] = await cur.fetchall()
             cur = await c.execute(
                 f"(SELECT {msg} FROM mastra_messages WHERE thread_id = %s AND "
@@ -324,26 +375,40 @@ class PostgresEngine(Engine):
         return {
             "newest 20": q(
                 f'SELECT {msg} FROM mastra_messages WHERE thread_id = %s ORDER BY "createdAt" '
-                "DESC, id DESC LIMIT 21", "long"),
+                "DESC, id DESC LIMIT 21",
+                "long",
+            ),
             "newest 20 + total": q(
                 f"SELECT {msg}, (SELECT count(*) FROM mastra_messages WHERE thread_id = %s) "
                 'FROM mastra_messages WHERE thread_id = %s ORDER BY "createdAt" DESC, id DESC '
-                "LIMIT 21", "long", "long"),
+                "LIMIT 21",
+                "long",
+                "long",
+            ),
             "include 2 + 2": window,
             "thread page 10 + total": q(
                 f'SELECT id, "resourceId", title, metadata, {ts.format("createdAt")}, '
-                f'{ts.format("updatedAt")}, (SELECT count(*) FROM mastra_threads WHERE '
+                f"{ts.format('updatedAt')}, (SELECT count(*) FROM mastra_threads WHERE "
                 '"resourceId" = %s) FROM mastra_threads WHERE "resourceId" = %s ORDER BY '
-                '"createdAt" DESC, id DESC LIMIT 51 OFFSET 500', "r-page", "r-page"),
+                '"createdAt" DESC, id DESC LIMIT 51 OFFSET 500',
+                "r-page",
+                "r-page",
+            ),
             "runs of a workflow": q(
                 f"SELECT {run} FROM mastra_workflow_snapshot WHERE workflow_name = %s "
-                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21', "wf0"),
+                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
+                "wf0",
+            ),
             "runs of a resource": q(
                 f'SELECT {run} FROM mastra_workflow_snapshot WHERE "resourceId" = %s '
-                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21', "r00000"),
+                'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
+                "r00000",
+            ),
             "working memory": q(
                 f'SELECT id, "workingMemory", metadata, {ts.format("createdAt")}, '
-                f'{ts.format("updatedAt")} FROM mastra_resources WHERE id = %s', "w000000"),
+                f"{ts.format('updatedAt')} FROM mastra_resources WHERE id = %s",
+                "w000000",
+            ),
         }
 
 
@@ -354,17 +419,21 @@ def library_reads(store: SqlStore, fx: Fixture) -> dict[str, Callable[[], Awaita
     window = [Include(id=tid, with_previous_messages=2, with_next_messages=2)]
     return {
         "newest 20": lambda: memory.list_messages(
-            thread_id="long", per_page=20, order_by=desc, include_total=False),
+            thread_id="long", per_page=20, order_by=desc, include_total=False
+        ),
         "newest 20 + total": lambda: memory.list_messages(
-            thread_id="long", per_page=20, order_by=desc),
-        "include 2 + 2": lambda: memory.list_messages(
-            thread_id="long", per_page=0, include=window),
+            thread_id="long", per_page=20, order_by=desc
+        ),
+        "include 2 + 2": lambda: memory.list_messages(thread_id="long", per_page=0, include=window),
         "thread page 10 + total": lambda: memory.list_threads(
-            filter={"resource_id": "r-page"}, page=10, per_page=50),
+            filter={"resource_id": "r-page"}, page=10, per_page=50
+        ),
         "runs of a workflow": lambda: workflows.list_workflow_runs(
-            workflow_name="wf0", page=0, per_page=20, include_total=False),
+            workflow_name="wf0", page=0, per_page=20, include_total=False
+        ),
         "runs of a resource": lambda: workflows.list_workflow_runs(
-            resource_id="r00000", page=0, per_page=20, include_total=False),
+            resource_id="r00000", page=0, per_page=20, include_total=False
+        ),
         "working memory": lambda: memory.get_resource_by_id(resource_id="w000000"),
     }
 
@@ -388,9 +457,11 @@ async def _median_ms(fn: Callable[[], Awaitable[Any]], calls: int) -> list[float
     return out
 
 
-async def measure(lib: dict[str, Callable[[], Awaitable[Any]]],
-                  raw: dict[str, Callable[[], Awaitable[Any]]],
-                  calls: int) -> dict[str, tuple[float, float]]:
+async def measure(
+    lib: dict[str, Callable[[], Awaitable[Any]]],
+    raw: dict[str, Callable[[], Awaitable[Any]]],
+    calls: int,
+) -> dict[str, tuple[float, float]]:
     """Median latency of each read, library and raw interleaved in rounds of 5 calls."""
     found: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in lib}
     for name in lib:  # warm caches and compiled statements
@@ -406,8 +477,9 @@ async def measure(lib: dict[str, Callable[[], Awaitable[Any]]],
     return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in found.items()}
 
 
-async def check_same(lib: dict[str, Callable[[], Awaitable[Any]]],
-                     raw: dict[str, Callable[[], Awaitable[Any]]]) -> None:
+async def check_same(
+    lib: dict[str, Callable[[], Awaitable[Any]]], raw: dict[str, Callable[[], Awaitable[Any]]]
+) -> None:
     """Both contenders return as many rows for each read (a cheap guard against a raw
     statement that reads less than the library's)."""
     for name in lib:
@@ -426,8 +498,9 @@ def _label(n: int) -> str:
     return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
 
 
-async def bench_engine(name: str, scale: Scale, scratch: Path, pg_url: str | None,
-                       max_messages: int | None) -> list[Row]:
+async def bench_engine(
+    name: str, scale: Scale, scratch: Path, pg_url: str | None, max_messages: int | None
+) -> list[Row]:
     cleanup: list[Callable[[], Any]] = []
     try:
         if name == "sqlite":
@@ -457,9 +530,11 @@ async def bench_engine(name: str, scale: Scale, scratch: Path, pg_url: str | Non
             await engine.load("workflow_snapshot", fx.run_rows(r))
             await engine.load("resources", fx.resource_rows(n // 100))
             await engine.analyze()
-            print(f"# {name} {_label(n)}: +{loaded} messages, {r} runs loaded in "
-                  f"{time.perf_counter() - t0:.1f}s; load average {os.getloadavg()[0]:.2f}",
-                  file=sys.stderr)
+            print(
+                f"# {name} {_label(n)}: +{loaded} messages, {r} runs loaded in "
+                f"{time.perf_counter() - t0:.1f}s; load average {os.getloadavg()[0]:.2f}",
+                file=sys.stderr,
+            )
             lib, raw = library_reads(store, fx), engine.reads(fx)
             await check_same(lib, raw)
             for read, cell in (await measure(lib, raw, scale.calls)).items():
@@ -511,17 +586,23 @@ def markdown(engine: str, rows: Sequence[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scale",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
-    parser.add_argument("--backend", action="append", choices=["postgres", "sqlite"],
-                        help="default: both")
+    parser.add_argument(
+        "--backend", action="append", choices=["postgres", "sqlite"], help="default: both"
+    )
     parser.add_argument("--calls", type=int, help="calls per read and size (median taken)")
-    parser.add_argument("--max-messages", type=int,
-                        help="stop before a size above this (a machine too busy for 2M)")
-    parser.add_argument("--postgres-url",
-                        help="a server to create a private database on (default: a throwaway "
-                             "cluster)")
+    parser.add_argument(
+        "--max-messages", type=int, help="stop before a size above this (a machine too busy for 2M)"
+    )
+    parser.add_argument(
+        "--postgres-url",
+        help="a server to create a private database on (default: a throwaway cluster)",
+    )
     parser.add_argument("--markdown", help="write the tables as Markdown to this file")
     args = parser.parse_args(argv)
     scale = SCALES[args.scale]
@@ -557,8 +638,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     text = "\n\n".join(tables)
     print(text)
-    print(f"\nscale: {scale.name}; calls per read and size: {scale.calls}; 1-minute load "
-          f"average at the end: {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nscale: {scale.name}; calls per read and size: {scale.calls}; 1-minute load "
+        f"average at the end: {os.getloadavg()[0]:.2f}"
+    )
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
     return 1 if failed else 0

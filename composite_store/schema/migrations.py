@@ -225,9 +225,13 @@ def _mastra_1x_migrations() -> tuple[Migration, ...]:
 
 
 #: Version 3's other steps, by domain (issue 19): workflow runs of one workflow read newest
-#: first in index order on the relational backends (PostgreSQL has Mastra's index already).
+#: first in index order on the relational backends (PostgreSQL has Mastra's index already),
+#: and a resource's runs likewise (Mastra has no index on resourceId).
 _VERSION_3_INDEXES: dict[str, tuple[Step, ...]] = {
-    "workflows": (CreateIndex("workflow_snapshot", "name_created_at_idx"),),
+    "workflows": (
+        CreateIndex("workflow_snapshot", "name_created_at_idx"),
+        CreateIndex("workflow_snapshot", "resourceid_created_at_idx"),
+    ),
 }
 
 
@@ -242,7 +246,8 @@ def _exact_text_migrations() -> tuple[Migration, ...]:
             "MySQL), so that an id with a trailing space is another id"
             + (
                 "; index workflow runs by (workflow_name, createdAt DESC, run_id DESC) "
-                "(<prefix>workflow_snapshot_name_created_at_idx)"
+                "(<prefix>workflow_snapshot_name_created_at_idx) and by (resourceId, createdAt "
+                "DESC, run_id DESC) (<prefix>workflow_snapshot_resourceid_created_at_idx)"
                 if domain in _VERSION_3_INDEXES
                 else ""
             ),
