@@ -371,6 +371,19 @@ TABLES: tuple[TableSpec, ...] = (
         ),
         primary_key=("id",),
         indexes=(Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt")),),
+        # PostgreSQL: the whole (createdAt, id) order of a thread in one index, so a newest-N
+        # page and each half of an include window are an index scan that stops after LIMIT
+        # rows whatever the statistics say. Over Mastra's (thread_id, createdAt DESC) alone
+        # the planner sorts the ties by id, incrementally or, where it estimates few rows,
+        # by a full sort of every row past the target (docs/benchmarks.md, at scale).
+        sql_indexes=(
+            Index(
+                "thread_id_createdat_id_idx",
+                _desc("thread_id", "-createdAt", "-id"),
+                families=_PG,
+                schema_prefixed=False,
+            ),
+        ),
         mastra_indexes=(
             _mx("messages", _SQ, "idx_messages_thread_created_at", "thread_id", "createdAt"),
             _mx(
