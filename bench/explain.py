@@ -49,13 +49,9 @@ STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = 
         lambda memory: memory.select_by("messages", "id"),
         lambda tid, at: {"id": f"{tid}-m05000"},
     ),
-    "include: 2 before": (
-        lambda memory: memory._neighbours("<"),
-        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
-    ),
-    "include: 2 after": (
-        lambda memory: memory._neighbours(">"),
-        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
+    "include: 2 before and 2 after": (
+        lambda memory: memory._both_sides(),
+        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "before": 2, "after": 2},
     ),
 }
 ANALYZE = {

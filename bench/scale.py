@@ -11,9 +11,10 @@ after a message in the middle of a long thread), a page of a resource's threads 
 total, a workflow's and a resource's newest runs, and a working-memory read. The fixture
 grows step by step (each size adds rows to the previous one); a tenth of the messages go to
 one long thread (200,000 at 2M), the rest to threads of 100 messages; one resource keeps
-1,000 threads; runs spread over 10 workflows and 1,000 resources. Rows are bulk-loaded
-beside the library (PostgreSQL ``COPY``, SQLite ``executemany``) into the tables the
-library's ``init()`` created, then the planner's statistics are refreshed (``ANALYZE``).
+1,000 threads; runs spread over 10 workflows and 1,000 resources, but every 50th run belongs
+to one resource (20 runs at 1k, 2,000 at 100k). Rows are bulk-loaded beside the library
+(PostgreSQL ``COPY``, SQLite ``executemany``) into the tables the library's ``init()``
+created, then the planner's statistics are refreshed (``ANALYZE``).
 
 At each size each read runs ``--calls`` times through the library's public async API and,
 interleaved, as the minimal raw statement (psycopg ``AsyncConnection`` in autocommit;
@@ -136,7 +137,8 @@ class Fixture:
             yield {
                 "workflow_name": f"wf{i % WORKFLOWS}",
                 "run_id": f"run{i:07d}",
-                "resourceId": f"r{i % RUN_RESOURCES:05d}",
+                # One resource in fifty runs (20 at 1k runs, 2,000 at 100k): its page is full.
+                "resourceId": "r-runs" if i % 50 == 0 else f"r{i % RUN_RESOURCES:05d}",
                 "snapshot": json.dumps(
                     {
                         "runId": f"run{i:07d}",
@@ -293,7 +295,7 @@ class SqliteEngine(Engine):
             "runs of a resource": q(
                 f'SELECT {run} FROM mastra_workflow_snapshot WHERE "resourceId" = ? '
                 'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
-                "r00000",
+                "r-runs",
             ),
             "working memory": q(
                 'SELECT id, "workingMemory", metadata, "createdAt", "updatedAt" FROM '
@@ -402,7 +404,7 @@ class PostgresEngine(Engine):
             "runs of a resource": q(
                 f'SELECT {run} FROM mastra_workflow_snapshot WHERE "resourceId" = %s '
                 'ORDER BY "createdAt" DESC, run_id DESC LIMIT 21',
-                "r00000",
+                "r-runs",
             ),
             "working memory": q(
                 f'SELECT id, "workingMemory", metadata, {ts.format("createdAt")}, '
@@ -432,7 +434,7 @@ def library_reads(store: SqlStore, fx: Fixture) -> dict[str, Callable[[], Awaita
             workflow_name="wf0", page=0, per_page=20, include_total=False
         ),
         "runs of a resource": lambda: workflows.list_workflow_runs(
-            resource_id="r00000", page=0, per_page=20, include_total=False
+            resource_id="r-runs", page=0, per_page=20, include_total=False
         ),
         "working memory": lambda: memory.get_resource_by_id(resource_id="w000000"),
     }

@@ -113,13 +113,10 @@ def test_long_thread_reads_stop_at_the_page(backend: str, request: pytest.Fixtur
                     memory._messages_page(1, False, (), True, True),
                     {"v0": "long", "offset": 0, "limit": 21},
                 ),
-                "2 before": (
-                    memory._neighbours("<"),
-                    {"tid": "long", "at": at, "mid": target, "limit": 2},
-                ),
-                "2 after": (
-                    memory._neighbours(">"),
-                    {"tid": "long", "at": at, "mid": target, "limit": 2},
+                # Both halves in one statement ("limit": the rows each half returns).
+                "2 before, 2 after": (
+                    memory._both_sides(),
+                    {"tid": "long", "at": at, "mid": target, "before": 2, "after": 2, "limit": 2},
                 ),
             }
             assert len(db.statements) == compiled, "not the statements list_messages ran"

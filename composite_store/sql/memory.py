@@ -388,45 +388,53 @@ class SqlMemory(SqlDomain, MemoryDomain):
         message = page.reader(Message, content=MessageContent.from_stored)
         return [message(r) for r in rows], total
 
+    def _side(self, direction: str, limit: str) -> tuple[sa.Select[Any], tuple[Any, ...]]:
+        """The messages just before (``<``) or after (``>``) ``(:at, :mid)`` in thread ``:tid``,
+        at most ``:<limit>`` of them, and the order they are read in."""
+        tbl = self.tables["messages"]
+        at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
+        mid: Any = sa.bindparam("mid")
+        # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
+        # order from the target and the scan stops after ``limit`` rows; the OR alone makes
+        # planners gather and sort every earlier (later) message of the thread.
+        if direction == "<":
+            beyond = sa.and_(tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid))
+            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+        else:
+            beyond = sa.and_(tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid))
+            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+        # The ids first, then their rows: a query of ids alone is served by the index
+        # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
+        # the target and stops after ``limit`` entries. Asked for every column at once,
+        # MariaDB reads the thread from its far end up to the target instead: half of a
+        # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
+        ids = (
+            sa.select(tbl.c.id)
+            .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
+            .order_by(*ordering)
+            .limit(sa.bindparam(limit))
+            .subquery(f"neighbour_ids_{'before' if direction == '<' else 'after'}")
+        )
+        return self.select_all("messages").join_from(tbl, ids, tbl.c.id == ids.c.id), ordering
+
     def _neighbours(self, direction: str) -> Prepared:
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
         def build(direction: str) -> Executable:
-            tbl = self.tables["messages"]
-            at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
-            mid: Any = sa.bindparam("mid")
-            # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
-            # order from the target and the scan stops after ``limit`` rows; the OR alone makes
-            # planners gather and sort every earlier (later) message of the thread.
-            if direction == "<":
-                beyond = sa.and_(
-                    tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid)
-                )
-                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-            else:
-                beyond = sa.and_(
-                    tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid)
-                )
-                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            # The ids first, then their rows: a query of ids alone is served by the index
-            # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
-            # the target and stops after ``limit`` entries. Asked for every column at once,
-            # MariaDB reads the thread from its far end up to the target instead: half of a
-            # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
-            ids = (
-                sa.select(tbl.c.id)
-                .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
-                .order_by(*ordering)
-                .limit(sa.bindparam("limit"))
-                .subquery("neighbour_ids")
-            )
-            return (
-                self.select_all("messages")
-                .join_from(tbl, ids, tbl.c.id == ids.c.id)
-                .order_by(*ordering)
-            )
+            side, ordering = self._side(direction, "limit")
+            return side.order_by(*ordering)
 
         return self.prepared(build, direction)
+
+    def _both_sides(self) -> Prepared:
+        """Both halves of an include window in one statement (one round trip): at most
+        ``:before`` messages before the target, then at most ``:after`` after it, each half
+        read as :meth:`_neighbours` reads it; the caller orders the rows."""
+
+        def build() -> Executable:
+            return sa.union_all(self._side("<", "before")[0], self._side(">", "after")[0])
+
+        return self.prepared(build)
 
     def _window_rows(
         self, conn: Connection, message_id: str, before: int, after: int
@@ -437,9 +445,11 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return []
         found = [target]
         values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
-        if before:
+        if before and after:
+            found += self._both_sides().all(conn, {**values, "before": before, "after": after})
+        elif before:
             found += self._neighbours("<").all(conn, {**values, "limit": before})
-        if after:
+        elif after:
             found += self._neighbours(">").all(conn, {**values, "limit": after})
         return found
 
