@@ -19,9 +19,11 @@ created, then the planner's statistics are refreshed (``ANALYZE``).
 At each size each read runs ``--calls`` times through the library's public async API and,
 interleaved, as the minimal raw statement (psycopg ``AsyncConnection`` in autocommit;
 synchronous sqlite3 on the caller's thread); the table gives the median latency of each in
-milliseconds. "newest 20 + total" is ``list_messages``' default (``include_total=True``): it
-counts the whole thread, which grows with it, as the raw count does (the library's own
-callers pass ``include_total=False``).
+milliseconds; on PostgreSQL each cell also gives the most rows one scan of the library's
+statement read (``EXPLAIN ANALYZE`` with the values it binds), the figure that load on a
+shared machine does not move. "newest 20 + total" is ``list_messages``' default
+(``include_total=True``): it counts the whole thread, which grows with it, as the raw count
+does (the library's own callers pass ``include_total=False``).
 
 PostgreSQL runs on a throwaway cluster of its own (``tests/support/servers``'
 ``ThrowawayPostgres``; 2M rows must not land in a shared database) unless ``--postgres-url``
@@ -50,7 +52,10 @@ from typing import Any
 
 from composite_store import Include, OrderBy, open_store
 from composite_store.schema import shadow_name
+from composite_store.sql.engine import Prepared
+from composite_store.sql.memory import SqlMemory
 from composite_store.sql.store import SqlStore
+from composite_store.sql.workflows import SqlWorkflows
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 #: One message in this many goes to the long thread.
@@ -448,6 +453,8 @@ class Row:
     read: str
     #: size label -> (library ms, raw ms), medians.
     cells: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: size label -> the most rows one scan of the library's statement read (PostgreSQL).
+    scanned: dict[str, int] = field(default_factory=dict)
 
 
 async def _median_ms(fn: Callable[[], Awaitable[Any]], calls: int) -> list[float]:
@@ -539,14 +546,76 @@ async def bench_engine(
             )
             lib, raw = library_reads(store, fx), engine.reads(fx)
             await check_same(lib, raw)
+            label = f"{_label(n)} / {_label(r)}"
             for read, cell in (await measure(lib, raw, scale.calls)).items():
-                rows.setdefault(read, Row(read)).cells[f"{_label(n)} / {_label(r)}"] = cell
+                rows.setdefault(read, Row(read)).cells[label] = cell
+            if name == "postgres":
+                for read, scanned in (await rows_read(store, fx)).items():
+                    rows[read].scanned[label] = scanned
         await engine.close()
         await store.close()
         return list(rows.values())
     finally:
         for undo in reversed(cleanup):
             undo()
+
+
+async def rows_read(store: SqlStore, fx: Fixture) -> dict[str, int]:
+    """PostgreSQL: the most rows any one scan read (``EXPLAIN ANALYZE``, rows returned plus
+    rows removed by a filter) when the library's own statement for each read runs with the
+    values it binds: the cost that must not grow with the store."""
+    import re
+
+    from composite_store.domains.workflows import RunQuery
+    from composite_store.rules.paging import window
+
+    memory, workflows = store.memory, store.workflows
+    assert isinstance(memory, SqlMemory) and isinstance(workflows, SqlWorkflows)
+    tid, _ = fx.target
+    newest = window(0, 20, default=20)
+
+    def runs(name: str | None, resource: str | None) -> tuple[Prepared, dict[str, Any]]:
+        return workflows.runs_page(RunQuery(name, resource, None, None, newest, False))
+
+    def explain(conn: Any) -> dict[str, int]:
+        target = memory.select_by("messages", "id").first(conn, {"id": tid})
+        assert target is not None
+        side = {"tid": "long", "at": target["createdAt"], "mid": tid, "before": 2, "after": 2}
+        statements: dict[str, tuple[Prepared, dict[str, Any]]] = {
+            "newest 20": (
+                memory._messages_page(1, False, (), True, True),
+                {"v0": "long", "offset": 0, "limit": 21},
+            ),
+            "newest 20 + total": (
+                memory._messages_page(1, False, (), True, True, True),
+                {"v0": "long", "offset": 0, "limit": 21},
+            ),
+            "include 2 + 2": (memory._both_sides(), side),
+            "thread page 10 + total": (
+                memory._threads_page(True, (), "createdAt", True, True, True),
+                {"rid": "r-page", "offset": 500, "limit": 51},
+            ),
+            "runs of a workflow": runs("wf0", None),
+            "runs of a resource": runs(None, "r-runs"),
+            "working memory": (memory.select_by("resources", "id"), {"id": "w000000"}),
+        }
+        found = {}
+        for read, (stmt, values) in statements.items():
+            lines = stmt.run_variant(conn, "EXPLAIN (ANALYZE) " + stmt.sql, values)
+            scans = [
+                int(m.group(1)) + int(m.group(2) or 0)
+                for (line,) in lines
+                if "Scan" in line
+                for m in [
+                    re.search(r"actual time=\S+ rows=(\d+).*?(?:Removed by Filter: (\d+))?$", line)
+                ]
+                if m
+            ]
+            found[read] = max(scans)
+        return found
+
+    result: dict[str, int] = await memory.db.run(explain)
+    return result
 
 
 def _throwaway_postgres(cleanup: list[Callable[[], Any]]) -> str:
@@ -582,7 +651,10 @@ def markdown(engine: str, rows: Sequence[Row]) -> str:
     head = "| read | " + " | ".join(f"{s} lib / raw ms" for s in sizes) + " |"
     lines = [f"#### {engine}", "", head, "|---|" + "---:|" * len(sizes)]
     for row in rows:
-        cells = [f"{lib:.3f} / {raw:.3f}" for lib, raw in row.cells.values()]
+        cells = [
+            f"{lib:.3f} / {raw:.3f}" + (f" ({row.scanned[size]:,} read)" if row.scanned else "")
+            for size, (lib, raw) in row.cells.items()
+        ]
         lines.append(f"| {row.read} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
