@@ -36,7 +36,7 @@ from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
-from composite_store.sql.totals import TOTAL, split_total, with_total
+from composite_store.sql.totals import TOTAL, total_of, with_total
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange, Include
 
@@ -281,7 +281,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             rows = page.all(conn, values)
             if not query.count:
                 return rows, None
-            total = split_total(
+            total = total_of(
                 rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
             )
             return rows, total
@@ -378,7 +378,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             rows = page.rows(conn, values)
             if not query.count:
                 return rows, None
-            total = split_total(rows, lambda: count.scalar(conn, values), last=lambda r: r[-1])
+            total = total_of(rows, lambda: count.scalar(conn, values), last=lambda r: r[-1])
             return rows, total
 
         # One statement, the total in it (sql.totals); a page past the end counts alone.

@@ -15,7 +15,7 @@ from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, SqlDomain
 from composite_store.sql.engine import Prepared
-from composite_store.sql.totals import TOTAL, split_total, with_total
+from composite_store.sql.totals import TOTAL, total_of, with_total
 
 __all__ = ["SqlWorkflows"]
 
@@ -91,7 +91,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             rows = page.all(conn, values)
             if not query.count:
                 return rows, None
-            return rows, split_total(
+            return rows, total_of(
                 rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
             )
 
