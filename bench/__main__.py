@@ -4,6 +4,7 @@
     uv run python -m bench --quick         # small sizes, 2 repetitions
     uv run python -m bench --backend sqlite --reps 9 --markdown docs/bench-sqlite.md
     uv run python -m bench --backend postgres --concurrency 32   # W2c from 32 tasks
+    uv run python -m bench --scale smoke   # the at-scale reads instead (bench/scale.py)
 
 Backends: sqlite, libsql (embedded), postgres, mariadb, redis, mongodb (servers found as the
 tests find them); one that cannot be reached is skipped with its reason. W2c is W2 issued from
@@ -282,7 +283,19 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"tasks issuing W2c at once (default {w.FULL.concurrency})")
     parser.add_argument("--json", help="write the rows as JSON to this file")
     parser.add_argument("--markdown", help="write the table as Markdown to this file")
+    parser.add_argument("--scale", choices=["smoke", "full"],
+                        help="run the at-scale reads instead (python -m bench.scale; with "
+                             "--backend sqlite/postgres)")
     args = parser.parse_args(argv)
+    if args.scale:
+        from bench import scale
+
+        forwarded = ["--scale", args.scale]
+        for name in args.backend or []:
+            forwarded += ["--backend", name]
+        if args.markdown:
+            forwarded += ["--markdown", args.markdown]
+        return scale.main(forwarded)
     sizes = w.QUICK if args.quick else w.FULL
     if args.concurrency:
         sizes = dataclasses.replace(sizes, concurrency=args.concurrency)

@@ -11,8 +11,8 @@ exact statements the library compiled for it from the store's statement cache an
 engine explain them with the same bound values: ``EXPLAIN QUERY PLAN`` on SQLite,
 ``EXPLAIN (ANALYZE, BUFFERS)`` on PostgreSQL, ``ANALYZE`` on MariaDB (both run the statement
 and report the rows actually read). Last, ``list_workflow_runs(workflow_name=...)`` (newest
-20 runs of one of 5 workflows with 2,000 runs each, 10,000 in all) compiled with its values
-inline, explained the same way.
+20 runs of one of 5 workflows with 2,000 runs each, 10,000 in all) with the values the
+library binds, explained the same way.
 """
 
 from __future__ import annotations
@@ -49,13 +49,9 @@ STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = 
         lambda memory: memory.select_by("messages", "id"),
         lambda tid, at: {"id": f"{tid}-m05000"},
     ),
-    "include: 2 before": (
-        lambda memory: memory._neighbours("<"),
-        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
-    ),
-    "include: 2 after": (
-        lambda memory: memory._neighbours(">"),
-        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "limit": 2},
+    "include: 2 before and 2 after": (
+        lambda memory: memory._both_sides(),
+        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "before": 2, "after": 2},
     ),
 }
 ANALYZE = {
@@ -150,12 +146,11 @@ async def plans(name: str) -> str:
             runs = await workflows.list_workflow_runs(workflow_name="wf3", page=0, per_page=20)
             assert len(runs.items) == 20
             query = RunQuery("wf3", None, None, None, window(0, 20, default=20), False)
-            stmt, _ = workflows.runs_statements(query)
-            sql = str(stmt.compile(dialect=db.engine.dialect,
-                                   compile_kwargs={"literal_binds": True}))
+            stmt, values = workflows.runs_page(query)
+            sql = stmt.sql
 
             def explain_runs(conn: Connection) -> Any:
-                return conn.exec_driver_sql(explain_sql(dialect, sql)).fetchall()
+                return stmt.run_variant(conn, explain_sql(dialect, sql), values)
 
             rows = await db.run(explain_runs)
             out.append(f"\n### list_workflow_runs(workflow_name=...), newest 20\n\n```sql\n"

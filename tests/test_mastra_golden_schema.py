@@ -182,6 +182,19 @@ ALLOWED: dict[tuple[str, ...], str] = {
         "extra index",
         "mastra_workflow_snapshot_name_created_at_idx",
     ): _OUR_INDEX + ": a workflow's runs newest first, as Mastra's index does on PostgreSQL",
+    ("postgres", "mastra_messages", "extra index", "mastra_messages_thread_id_createdat_id_idx"): (
+        _OUR_INDEX + ": a thread's pages and include windows in (createdAt, id) order, "
+        "whatever the planner's statistics"
+    ),
+    **{
+        (
+            family,
+            "mastra_workflow_snapshot",
+            "extra index",
+            "mastra_workflow_snapshot_resourceid_created_at_idx",
+        ): _OUR_INDEX + ": a resource's runs newest first (list_workflow_runs(resource_id=...))"
+        for family in ("sqlite", "postgres")
+    },
     ("sqlite", "mastra_threads", "extra index", "mastra_threads_resourceid_createdat_idx"): (
         _OUR_INDEX + ": a resource's threads newest first, as on PostgreSQL"
     ),

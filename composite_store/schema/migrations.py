@@ -225,27 +225,40 @@ def _mastra_1x_migrations() -> tuple[Migration, ...]:
 
 
 #: Version 3's other steps, by domain (issue 19): workflow runs of one workflow read newest
-#: first in index order on the relational backends (PostgreSQL has Mastra's index already).
+#: first in index order on the relational backends (PostgreSQL has Mastra's index already),
+#: and a resource's runs likewise (Mastra has no index on resourceId).
 _VERSION_3_INDEXES: dict[str, tuple[Step, ...]] = {
-    "workflows": (CreateIndex("workflow_snapshot", "name_created_at_idx"),),
+    "memory": (CreateIndex("messages", "thread_id_createdat_id_idx"),),
+    "workflows": (
+        CreateIndex("workflow_snapshot", "name_created_at_idx"),
+        CreateIndex("workflow_snapshot", "resourceid_created_at_idx"),
+    ),
+}
+
+
+_VERSION_3_TEXT = {
+    "memory": (
+        "; index messages by (thread_id, createdAt DESC, id DESC) on PostgreSQL "
+        "(<prefix>messages_thread_id_createdat_id_idx)"
+    ),
+    "workflows": (
+        "; index workflow runs by (workflow_name, createdAt DESC, run_id DESC) "
+        "(<prefix>workflow_snapshot_name_created_at_idx) and by (resourceId, createdAt "
+        "DESC, run_id DESC) (<prefix>workflow_snapshot_resourceid_created_at_idx)"
+    ),
 }
 
 
 def _exact_text_migrations() -> tuple[Migration, ...]:
-    """Version 3: identifiers compare exactly on every backend (issue 17); and the index of
-    workflow runs by (workflow_name, createdAt DESC, run_id DESC) (issue 19)."""
+    """Version 3: identifiers compare exactly on every backend (issue 17); and the indexes of
+    issue 19 (``_VERSION_3_INDEXES``)."""
     return tuple(
         Migration(
             domain,
             3,
             "compare text exactly: a binary NO PAD collation on every text column (MariaDB, "
             "MySQL), so that an id with a trailing space is another id"
-            + (
-                "; index workflow runs by (workflow_name, createdAt DESC, run_id DESC) "
-                "(<prefix>workflow_snapshot_name_created_at_idx)"
-                if domain in _VERSION_3_INDEXES
-                else ""
-            ),
+            + _VERSION_3_TEXT.get(domain, ""),
             tuple(ExactText(spec.base_name) for spec in tables_for(domain)),
             # Without it a padded id reads and overwrites another resource's records.
             required=True,

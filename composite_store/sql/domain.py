@@ -37,6 +37,8 @@ Variant = TypeVarTuple("Variant")
 #: Rows per multi-row upsert statement: bounded so SQLite's 32766-parameter cap holds for the
 #: widest table and the number of compiled batch shapes stays small.
 UPSERT_CHUNK = 100
+#: Rows a page may have to count as short (``SqlDatabase.run(short=True)``: inline on SQLite).
+SHORT_PAGE = 1000
 
 
 @lru_cache(maxsize=256)

@@ -34,8 +34,9 @@ from composite_store.records.memory import (
 )
 from composite_store.records.trusted import from_row
 from composite_store.schema import table
-from composite_store.sql.domain import UPSERT_CHUNK, SqlDomain
+from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
+from composite_store.sql.totals import TOTAL, total_of, with_total
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange, Include
 
@@ -44,8 +45,6 @@ __all__ = ["SqlMemory"]
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
 #: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
 IN_CHUNK = 100
-#: Rows a page may have to count as short (``SqlDatabase.run(short=True)``: inline on SQLite).
-SHORT_PAGE = 1000
 
 
 def _range_shape(rng: DateRange | None) -> tuple[str, ...]:
@@ -219,13 +218,25 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return conditions
 
     def _threads_page(
-        self, by_resource: bool, keys: tuple[str, ...], field: str, descending: bool, limited: bool
+        self,
+        by_resource: bool,
+        keys: tuple[str, ...],
+        field: str,
+        descending: bool,
+        limited: bool,
+        counted: bool = False,
     ) -> Prepared:
         """A page of threads ordered by ``field`` (tie-break: id), filtered by resource and
-        metadata ``keys``; ``limited``: from ``:offset``, at most ``:limit``."""
+        metadata ``keys``; ``limited``: from ``:offset``, at most ``:limit``; ``counted``: each
+        row carries the total as its last column (``sql.totals``)."""
 
         def build(
-            by_resource: bool, keys: tuple[str, ...], field: str, descending: bool, limited: bool
+            by_resource: bool,
+            keys: tuple[str, ...],
+            field: str,
+            descending: bool,
+            limited: bool,
+            counted: bool,
         ) -> Executable:
             tbl = self.tables["threads"]
             order = tbl.c[field]
@@ -237,24 +248,28 @@ class SqlMemory(SqlDomain, MemoryDomain):
                     tbl.c.id.desc() if descending else tbl.c.id.asc(),
                 )
             )
+            if counted:
+                stmt = with_total(stmt, self._threads_counting(by_resource, keys))
             if limited:
                 stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
             return stmt
 
-        return self.prepared(build, by_resource, keys, field, descending, limited)
+        return self.prepared(build, by_resource, keys, field, descending, limited, counted)
+
+    def _threads_counting(self, by_resource: bool, keys: tuple[str, ...]) -> sa.Select[Any]:
+        conditions = self._thread_conditions(by_resource, keys)
+        return sa.select(sa.func.count()).select_from(self.tables["threads"]).where(*conditions)
 
     def _threads_count(self, by_resource: bool, keys: tuple[str, ...]) -> Prepared:
-        def build(by_resource: bool, keys: tuple[str, ...]) -> Executable:
-            conditions = self._thread_conditions(by_resource, keys)
-            return sa.select(sa.func.count()).select_from(self.tables["threads"]).where(*conditions)
-
-        return self.prepared(build, by_resource, keys)
+        return self.prepared(self._threads_counting, by_resource, keys)
 
     async def _list_threads(self, query: ThreadQuery) -> tuple[list[Thread], int | None]:
         keys = tuple(query.metadata)
         by_resource = query.resource_id is not None
         limited = query.window.limit is not None
-        page = self._threads_page(by_resource, keys, query.order_field, query.descending, limited)
+        page = self._threads_page(
+            by_resource, keys, query.order_field, query.descending, limited, query.count
+        )
         count = self._threads_count(by_resource, keys)
         values: dict[str, Any] = {"rid": query.resource_id}
         values.update((f"m{i}", dumps(query.metadata[k])) for i, k in enumerate(keys))
@@ -264,13 +279,20 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
             rows = page.all(conn, values)
-            total = int(count.scalar(conn, values)) if query.count else None
+            if not query.count:
+                return rows, None
+            total = total_of(
+                rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
+            )
             return rows, total
 
-        # The page and its count in one transaction; the page alone is one statement.
+        # One statement, the total in it (sql.totals); a page past the end counts alone.
         rows, total = await self.db.run(
-            read, single=not query.count, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+            read, single=True, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
         )
+        if query.count:
+            for r in rows:
+                del r[TOTAL]
         return [from_row(Thread, r) for r in rows], total
 
     # -- messages --------------------------------------------------------------------------------
@@ -294,14 +316,26 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return conditions
 
     def _messages_page(
-        self, n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool, limited: bool
+        self,
+        n: int,
+        by_resource: bool,
+        bounds: tuple[str, ...],
+        descending: bool,
+        limited: bool,
+        counted: bool = False,
     ) -> Prepared:
         """A page of the messages of ``n`` threads (``:v0`` ...) by (createdAt, id), filtered
         by resource and date ``bounds`` (``_range_shape``); ``limited``: from ``:offset``, at
-        most ``:limit``."""
+        most ``:limit``; ``counted``: each row carries the total as its last column
+        (``sql.totals``)."""
 
         def build(
-            n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool, limited: bool
+            n: int,
+            by_resource: bool,
+            bounds: tuple[str, ...],
+            descending: bool,
+            limited: bool,
+            counted: bool,
         ) -> Executable:
             tbl = self.tables["messages"]
             if descending:
@@ -310,26 +344,29 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
             conditions = self._message_conditions(n, by_resource, bounds)
             stmt = self.select_all("messages").where(*conditions).order_by(*ordering)
+            if counted:
+                stmt = with_total(stmt, self._messages_counting(n, by_resource, bounds))
             if limited:
                 stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
             return stmt
 
-        return self.prepared(build, n, by_resource, bounds, descending, limited)
+        return self.prepared(build, n, by_resource, bounds, descending, limited, counted)
+
+    def _messages_counting(
+        self, n: int, by_resource: bool, bounds: tuple[str, ...]
+    ) -> sa.Select[Any]:
+        conditions = self._message_conditions(n, by_resource, bounds)
+        return sa.select(sa.func.count()).select_from(self.tables["messages"]).where(*conditions)
 
     def _messages_count(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> Prepared:
-        def build(n: int, by_resource: bool, bounds: tuple[str, ...]) -> Executable:
-            conditions = self._message_conditions(n, by_resource, bounds)
-            counted = sa.select(sa.func.count()).select_from(self.tables["messages"])
-            return counted.where(*conditions)
-
-        return self.prepared(build, n, by_resource, bounds)
+        return self.prepared(self._messages_counting, n, by_resource, bounds)
 
     async def _list_messages(self, query: MessageQuery) -> tuple[list[Message], int | None]:
         n = len(query.thread_ids)
         by_resource = query.resource_id is not None
         bounds = _range_shape(query.date_range)
         limited = query.window.limit is not None
-        page = self._messages_page(n, by_resource, bounds, query.descending, limited)
+        page = self._messages_page(n, by_resource, bounds, query.descending, limited, query.count)
         count = self._messages_count(n, by_resource, bounds)
         values: dict[str, Any] = {**numbered("v", query.thread_ids), "rid": query.resource_id}
         values.update(_range_values(query.date_range))
@@ -339,55 +376,65 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
         def read(conn: Connection) -> tuple[list[Any], int | None]:
             rows = page.rows(conn, values)
-            total = int(count.scalar(conn, values)) if query.count else None
+            if not query.count:
+                return rows, None
+            total = total_of(rows, lambda: count.scalar(conn, values), last=lambda r: r[-1])
             return rows, total
 
-        # The page and its count in one transaction; the page alone is one statement.
+        # One statement, the total in it (sql.totals); a page past the end counts alone.
         rows, total = await self.db.run(
-            read, single=not query.count, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+            read, single=True, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
         )
         message = page.reader(Message, content=MessageContent.from_stored)
         return [message(r) for r in rows], total
+
+    def _side(self, direction: str, limit: str) -> tuple[sa.Select[Any], tuple[Any, ...]]:
+        """The messages just before (``<``) or after (``>``) ``(:at, :mid)`` in thread ``:tid``,
+        at most ``:<limit>`` of them, and the order they are read in."""
+        tbl = self.tables["messages"]
+        at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
+        mid: Any = sa.bindparam("mid")
+        # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
+        # order from the target and the scan stops after ``limit`` rows; the OR alone makes
+        # planners gather and sort every earlier (later) message of the thread.
+        if direction == "<":
+            beyond = sa.and_(tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid))
+            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+        else:
+            beyond = sa.and_(tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid))
+            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+        # The ids first, then their rows: a query of ids alone is served by the index
+        # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
+        # the target and stops after ``limit`` entries. Asked for every column at once,
+        # MariaDB reads the thread from its far end up to the target instead: half of a
+        # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
+        ids = (
+            sa.select(tbl.c.id)
+            .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
+            .order_by(*ordering)
+            .limit(sa.bindparam(limit))
+            .subquery(f"neighbour_ids_{'before' if direction == '<' else 'after'}")
+        )
+        return self.select_all("messages").join_from(tbl, ids, tbl.c.id == ids.c.id), ordering
 
     def _neighbours(self, direction: str) -> Prepared:
         """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
 
         def build(direction: str) -> Executable:
-            tbl = self.tables["messages"]
-            at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
-            mid: Any = sa.bindparam("mid")
-            # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
-            # order from the target and the scan stops after ``limit`` rows; the OR alone makes
-            # planners gather and sort every earlier (later) message of the thread.
-            if direction == "<":
-                beyond = sa.and_(
-                    tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid)
-                )
-                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-            else:
-                beyond = sa.and_(
-                    tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid)
-                )
-                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            # The ids first, then their rows: a query of ids alone is served by the index
-            # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
-            # the target and stops after ``limit`` entries. Asked for every column at once,
-            # MariaDB reads the thread from its far end up to the target instead: half of a
-            # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
-            ids = (
-                sa.select(tbl.c.id)
-                .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
-                .order_by(*ordering)
-                .limit(sa.bindparam("limit"))
-                .subquery("neighbour_ids")
-            )
-            return (
-                self.select_all("messages")
-                .join_from(tbl, ids, tbl.c.id == ids.c.id)
-                .order_by(*ordering)
-            )
+            side, ordering = self._side(direction, "limit")
+            return side.order_by(*ordering)
 
         return self.prepared(build, direction)
+
+    def _both_sides(self) -> Prepared:
+        """Both halves of an include window in one statement (one round trip): at most
+        ``:before`` messages before the target, then at most ``:after`` after it, each half
+        read as :meth:`_neighbours` reads it; the caller orders the rows."""
+
+        def build() -> Executable:
+            return sa.union_all(self._side("<", "before")[0], self._side(">", "after")[0])
+
+        return self.prepared(build)
 
     def _window_rows(
         self, conn: Connection, message_id: str, before: int, after: int
@@ -398,9 +445,11 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return []
         found = [target]
         values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
-        if before:
+        if before and after:
+            found += self._both_sides().all(conn, {**values, "before": before, "after": after})
+        elif before:
             found += self._neighbours("<").all(conn, {**values, "limit": before})
-        if after:
+        elif after:
             found += self._neighbours(">").all(conn, {**values, "limit": after})
         return found
 

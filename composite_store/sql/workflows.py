@@ -13,12 +13,30 @@ from composite_store.domains.workflows import RunQuery, SnapshotUpdate, Workflow
 from composite_store.records.trusted import from_row
 from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
-from composite_store.sql.domain import SqlDomain
+from composite_store.sql.domain import SHORT_PAGE, SqlDomain
+from composite_store.sql.engine import Prepared
+from composite_store.sql.totals import TOTAL, total_of, with_total
 
 __all__ = ["SqlWorkflows"]
 
 SNAPSHOTS = table("workflow_snapshot")
 KEY = ["workflow_name", "run_id"]
+
+
+#: Which filters a runs query has (workflow name, resource, status, start, end).
+Filters = tuple[bool, bool, bool, bool, bool]
+
+
+def _run_filters(query: RunQuery) -> Filters:
+    """Which filters a runs query has: the shape of its statements."""
+    created = query.created
+    return (
+        query.workflow_name is not None,
+        query.resource_id is not None,
+        query.status is not None,
+        created is not None and created.start is not None,
+        created is not None and created.end is not None,
+    )
 
 
 class SqlWorkflows(SqlDomain, WorkflowsDomain):
@@ -66,35 +84,100 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         return await self.db.run(read, single=True, short=True)
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
-        stmt, count = self.runs_statements(query)
-        return await self.read_page(WorkflowRun, stmt, count if query.count else None)
+        page, values = self.runs_page(query)
+        count = self._runs_count(_run_filters(query))
 
-    def runs_statements(self, query: RunQuery) -> tuple[sa.Select[Any], sa.Select[Any]]:
-        """The page and count statements of ``list_workflow_runs`` (``bench.explain`` shows
-        their plans)."""
-        tbl = self.tables["workflow_snapshot"]
-        where = []
-        if query.workflow_name is not None:
-            where.append(tbl.c.workflow_name == query.workflow_name)
-        if query.resource_id is not None:
-            where.append(tbl.c.resourceId == query.resource_id)
-        if query.status is not None:
-            where.append(self.db.dialect.json_field(tbl.c.snapshot, "status") == query.status)
-        if query.created is not None:
-            if query.created.start is not None:
-                where.append(tbl.c.createdAt >= query.created.start)
-            if query.created.end is not None:
-                where.append(tbl.c.createdAt <= query.created.end)
-        stmt = (
-            self.select_all("workflow_snapshot")
-            .where(*where)
-            .order_by(tbl.c.createdAt.desc(), tbl.c.run_id.desc())
-        )
+        def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
+            rows = page.all(conn, values)
+            if not query.count:
+                return rows, None
+            return rows, total_of(
+                rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
+            )
+
         w = query.window
+        # One statement, the total in it (sql.totals); a page past the end counts alone.
+        rows, total = await self.db.run(
+            read, single=True, short=w.fetch is not None and w.fetch <= SHORT_PAGE
+        )
+        if query.count:
+            for r in rows:
+                del r[TOTAL]
+        return [from_row(WorkflowRun, r) for r in rows], total
+
+    def runs_page(self, query: RunQuery) -> tuple[Prepared, dict[str, Any]]:
+        """The prepared page statement of ``list_workflow_runs`` and its values
+        (``bench.explain`` shows its plan)."""
+        w = query.window
+        stmt = self._runs_page(_run_filters(query), w.limit is not None, query.count)
+        values: dict[str, Any] = {
+            "workflow_name": query.workflow_name,
+            "rid": query.resource_id,
+            "status": query.status,
+            "start": query.created.start if query.created is not None else None,
+            "end": query.created.end if query.created is not None else None,
+        }
         if w.limit is not None:
-            stmt = stmt.offset(w.offset).limit(w.fetch)
-        count = sa.select(sa.func.count()).select_from(tbl).where(*where)
-        return stmt, count
+            values.update(offset=w.offset, limit=w.fetch)
+        return stmt, values
+
+    def _run_conditions(
+        self, named: bool, by_resource: bool, by_status: bool, start: bool, end: bool
+    ) -> list[Any]:
+        tbl = self.tables["workflow_snapshot"]
+        where: list[Any] = []
+        if named:
+            where.append(tbl.c.workflow_name == sa.bindparam("workflow_name"))
+        if by_resource:
+            where.append(tbl.c.resourceId == sa.bindparam("rid"))
+        if by_status:
+            status = self.db.dialect.json_field(tbl.c.snapshot, "status")
+            where.append(status == sa.bindparam("status", type_=sa.Text))
+        if start:
+            where.append(tbl.c.createdAt >= sa.bindparam("start"))
+        if end:
+            where.append(tbl.c.createdAt <= sa.bindparam("end"))
+        return where
+
+    def _runs_counting(
+        self, named: bool, by_resource: bool, by_status: bool, start: bool, end: bool
+    ) -> sa.Select[Any]:
+        where = self._run_conditions(named, by_resource, by_status, start, end)
+        return sa.select(sa.func.count()).select_from(self.tables["workflow_snapshot"]).where(
+            *where
+        )
+
+    def _runs_count(self, filters: Filters) -> Prepared:
+        return self.prepared(self._runs_counting, *filters)
+
+    def _runs_page(self, filters: Filters, limited: bool, counted: bool) -> Prepared:
+        """Runs newest first (ties by run_id), filtered as ``filters`` say (``_run_filters``);
+        ``limited``: from ``:offset``, at most ``:limit``; ``counted``: each row carries the
+        total last (``sql.totals``)."""
+
+        def build(
+            named: bool,
+            by_resource: bool,
+            by_status: bool,
+            start: bool,
+            end: bool,
+            limited: bool,
+            counted: bool,
+        ) -> Executable:
+            tbl = self.tables["workflow_snapshot"]
+            filters = (named, by_resource, by_status, start, end)
+            stmt = (
+                self.select_all("workflow_snapshot")
+                .where(*self._run_conditions(*filters))
+                .order_by(tbl.c.createdAt.desc(), tbl.c.run_id.desc())
+            )
+            if counted:
+                stmt = with_total(stmt, self._runs_counting(*filters))
+            if limited:
+                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
+            return stmt
+
+        return self.prepared(build, *filters, limited, counted)
 
     async def _delete_run(self, run_id: str, workflow_name: str) -> None:
         tbl = self.tables["workflow_snapshot"]

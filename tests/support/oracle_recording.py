@@ -272,7 +272,9 @@ class RecordingConnection:
         if selected is None or not (self.rows or _aggregate(selected)):
             return _Result([])
         spec = None
-        for found in statement.get_final_froms():
+        # A UNION ALL (both halves of an include window) reads the tables its first part does.
+        first = statement.selects[0] if isinstance(statement, sa.CompoundSelect) else statement
+        for found in first.get_final_froms():
             # A table, an alias of one, or a join (the include window joins its ids back).
             for element in sa.sql.util.find_tables(found, include_aliases=True):
                 element = getattr(element, "element", element)
