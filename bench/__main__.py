@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,32 +79,72 @@ class Report:
     load: list[tuple[float, float, float]] = field(default_factory=list)
 
 
-async def run_once(t: Target, s: w.Sizes, results: Results, seed: int) -> None:
-    def put(name: str, lat: list[float], wall: float | None = None) -> None:
-        results.setdefault((name, t.kind), Samples()).add(lat, wall)
+#: One workload of a repetition on one target: (name, latencies, wall seconds or None) rows.
+Step = Callable[[Target, w.Sizes, int], Awaitable[list[tuple[str, list[float], float | None]]]]
 
+
+async def _w1(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
     await t.reset()
-    put("W1", await w.w1_write(t, s))
-    put("W2", await w.w2_newest(t, s, random.Random(seed)))
-    put("W2i", await w.w2i_window(t, s, random.Random(seed + 1)))
+    return [("W1", await w.w1_write(t, s), None)]
+
+
+async def _w2(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
+    return [("W2", await w.w2_newest(t, s, random.Random(seed)), None)]
+
+
+async def _w2i(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
+    return [("W2i", await w.w2i_window(t, s, random.Random(seed + 1)), None)]
+
+
+async def _w2c(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
     start = time.perf_counter()
     lat = await w.w2c_concurrent(t, s, random.Random(seed + 2))
-    put("W2c", lat, time.perf_counter() - start)
-    put("W3", await w.w3_pages(t, s))
+    return [("W2c", lat, time.perf_counter() - start)]
+
+
+async def _w3(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
+    return [("W3", await w.w3_pages(t, s), None)]
+
+
+async def _w4(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
     writes, reads = await w.w4_working_memory(t, s)
-    put("W4 write", writes)
-    put("W4 read", reads)
+    return [("W4 write", writes, None), ("W4 read", reads, None)]
+
+
+async def _w5(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
     saves, loads = await w.w5_snapshots(t, s)
-    put("W5 save", saves)
-    put("W5 load", loads)
-    if t.supports_spans:
-        writes, reads = await w.w6_traces(t, s)
-        put("W6 write", writes)
-        put("W6 read", reads)
+    return [("W5 save", saves, None), ("W5 load", loads, None)]
+
+
+async def _w6(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
+    if not t.supports_spans:
+        return []
+    writes, reads = await w.w6_traces(t, s)
+    return [("W6 write", writes, None), ("W6 read", reads, None)]
+
+
+async def _w2l(t: Target, s: w.Sizes, seed: int) -> list[tuple[str, list[float], float | None]]:
     await t.reset()
     long_lat, short_lat = await w.w2l_long_thread(t, s, random.Random(seed + 3))
-    put("W2L long", long_lat)
-    put("W2L short", short_lat)
+    return [("W2L long", long_lat, None), ("W2L short", short_lat, None)]
+
+
+#: The workloads of one repetition, in order (each later one may read an earlier one's data).
+STEPS: tuple[Step, ...] = (_w1, _w2, _w2i, _w2c, _w3, _w4, _w5, _w6, _w2l)
+
+
+async def run_once(
+    targets: list[Target], s: w.Sizes, results: Results, seed: int
+) -> None:
+    """One repetition: every workload on each target, interleaved workload by workload (each
+    target keeps its own data from one workload to the next). The machine's load moves within
+    seconds when it is shared, so each workload's two contenders run back to back rather than
+    a whole repetition apart; who goes first alternates from one workload to the next."""
+    for i, step in enumerate(STEPS):
+        order = targets if (seed + i) % 2 == 0 else targets[::-1]
+        for t in order:
+            for name, lat, wall in await step(t, s, seed):
+                results.setdefault((name, t.kind), Samples()).add(lat, wall)
 
 
 async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> tuple[Results, str]:
@@ -132,11 +173,7 @@ async def bench_backend(backend: Backend, s: w.Sizes, reps: int) -> tuple[Result
                 contenders.raw.supports_spans = contenders.library.supports_spans
                 results: Results = {}
                 for rep in range(reps):
-                    order = [contenders.library, contenders.raw]
-                    if rep % 2:
-                        order.reverse()
-                    for target in order:
-                        await run_once(target, s, results, seed=rep)
+                    await run_once([contenders.library, contenders.raw], s, results, seed=rep)
             finally:
                 await contenders.raw.close()
                 await contenders.library.close()

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 import asyncmy
 
-from bench.targets.raw_sql import Op, Pool, RawSqlTarget, T
+from bench.targets.raw_sql import Op, Pool, RawSqlTarget, T, Tx
 
 #: The library's session settings (composite_store_mysql.dialect).
 SQL_MODE = (
@@ -45,7 +45,10 @@ class _MysqlTx:
 class RawMysqlTarget(RawSqlTarget):
     quote = "`"
     marker = "%s"
-    #: ``INSERT .. ON DUPLICATE KEY UPDATE`` returns no row: the write alone.
+    #: Whether ``INSERT .. ON DUPLICATE KEY UPDATE`` returns the row written: on MariaDB
+    #: (10.5+) it does, and the library returns the stored resource from ``update_resource``,
+    #: so the raw contender reads it back the same way; MySQL has no ``RETURNING`` (the write
+    #: alone). Learned from the server's version on the first connection (:meth:`open`).
     upsert_returning = False
 
     def __init__(self, url: str, prefix: str = "mastra_") -> None:
@@ -72,6 +75,13 @@ class RawMysqlTarget(RawSqlTarget):
             conn.close()
 
         self.pool: Pool[Any] = Pool(connect, close)
+
+    async def open(self) -> None:
+        async def version(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows("SELECT VERSION()", [])
+
+        [(server,)] = await self._statement(version)
+        self.upsert_returning = "mariadb" in str(server).lower()
 
     async def close(self) -> None:
         await self.pool.close()

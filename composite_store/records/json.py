@@ -105,12 +105,90 @@ def storable_id(value: str) -> str:
     return storable_text(value)
 
 
+class _NotPlain(Exception):
+    """:func:`_plain` met something it does not take as is (see :func:`json_value`)."""
+
+
+_NOT_PLAIN = _NotPlain()
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """:func:`json_value` for values built of the exact JSON types only, without the path
+    that only an error message needs, and with the leaves of a container checked in its own
+    loop rather than by a call each (a workflow snapshot of 5 KB: 40 -> 20 us). Anything else
+    (a refused value, a subclass of str or dict, an enum) raises :class:`_NotPlain`."""
+    kind = type(value)
+    if kind is dict:
+        if depth >= MAX_JSON_DEPTH:
+            raise _NOT_PLAIN
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str or "\x00" in key or not (key.isascii() or _text_ok(key)):
+                raise _NOT_PLAIN
+            leaf = type(item)
+            if leaf is str:
+                if "\x00" in item or not (item.isascii() or _text_ok(item)):
+                    raise _NOT_PLAIN
+                out[key] = item
+            elif item is None or leaf is bool:
+                out[key] = item
+            else:
+                out[key] = _plain(item, depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        if depth >= MAX_JSON_DEPTH:
+            raise _NOT_PLAIN
+        items = []
+        for item in value:
+            leaf = type(item)
+            if leaf is str:
+                if "\x00" in item or not (item.isascii() or _text_ok(item)):
+                    raise _NOT_PLAIN
+                items.append(item)
+            elif item is None or leaf is bool:
+                items.append(item)
+            else:
+                items.append(_plain(item, depth + 1))
+        return items
+    if kind is str:
+        if "\x00" in value or not (value.isascii() or _text_ok(value)):
+            raise _NOT_PLAIN
+        return value
+    if value is None or kind is bool:
+        return value
+    if kind is int:
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise _NOT_PLAIN
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise _NOT_PLAIN
+        return value
+    raise _NOT_PLAIN
+
+
+def _text_ok(text: str) -> bool:
+    """Whether non-ASCII ``text`` has no lone surrogate (is encodable as UTF-8)."""
+    return _SURROGATE.search(text) is None
+
+
 def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
     """Return ``value`` as plain JSON data (tuples as lists); raise ``ValueError`` otherwise.
 
     Refused: NaN and infinities, non-string object keys, values that are not JSON data,
     nesting deeper than :data:`MAX_JSON_DEPTH`, and text :func:`storable_text` refuses.
     """
+    if _depth == 0:
+        # The usual value (exact JSON types, nothing refused) in one pass without paths;
+        # anything else is walked again below, which gives the same result or error.
+        try:
+            return _plain(value, 0)
+        except _NotPlain:
+            pass
+    return _json_value(value, _depth, _path)
+
+
+def _json_value(value: Any, _depth: int, _path: str) -> Any:
     if isinstance(value, str):
         return storable_text(value)
     if value is None or isinstance(value, bool):
@@ -126,13 +204,13 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
     if isinstance(value, (list, tuple, dict)) and _depth >= MAX_JSON_DEPTH:
         raise ValueError(f"JSON at {_path[:80]}... nests deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, (list, tuple)):
-        return [json_value(v, _depth + 1, f"{_path}[{i}]") for i, v in enumerate(value)]
+        return [_json_value(v, _depth + 1, f"{_path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} at {_path} is not a string")
-            out[storable_text(key)] = json_value(v, _depth + 1, f"{_path}.{key}")
+            out[storable_text(key)] = _json_value(v, _depth + 1, f"{_path}.{key}")
         return out
     raise ValueError(
         f"{type(value).__name__} at {_path} is not JSON data "

@@ -3,6 +3,8 @@ JSON value types of records (``composite_store.records.json``)."""
 
 from __future__ import annotations
 
+import enum
+import functools
 import math
 from typing import Any
 
@@ -92,6 +94,42 @@ def test_json_values_are_normalised(value: Any, expected: Any) -> None:
 def test_non_json_values_are_refused(value: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         json_value(value)
+
+
+class _Name(str):
+    """A str subclass: not an exact JSON type, so the one-pass walk hands it on."""
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # Refused leaves inside containers, each where the one-pass walk checks leaves itself.
+        ({"a": ["ok", "bad\x00"]}, "U\\+0000"),
+        ({"a": {"b\x00": 1}}, "U\\+0000"),
+        ({"k": "\ud800"}, "lone surrogate U\\+D800"),
+        (["\udfff"], "lone surrogate U\\+DFFF"),
+        ({"\ud800": 1}, "lone surrogate"),
+        ({"a": [1, {"b": math.inf}]}, r"inf at \$\.a\[1\]\.b is not valid JSON"),
+        ({"a": 2**63}, r"integer at \$\.a does not fit in 64 bits"),
+        ({"a": [[-(2**63) - 1]]}, r"integer at \$\.a\[0\]\[0\] does not fit"),
+        (functools.reduce(lambda inner, _: [inner], range(31), [1]), "nests deeper than 31"),
+    ],
+)
+def test_refused_values_deep_inside_are_refused_with_their_path(value: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        json_value(value)
+
+
+def test_values_beyond_the_exact_json_types_keep_their_normalisation() -> None:
+    # Subclasses (str keys and values, IntEnum) pass as before, and tuples become lists
+    # wherever they are, non-ASCII text included.
+    value = {_Name("k"): _Name("v"), "n": _Level.LOW, "t": ("é", (1, None))}
+    assert json_value(value) == {"k": "v", "n": 1, "t": ["é", [1, None]]}
+    assert json_value(functools.reduce(lambda inner, _: [inner], range(30), [1]))  # depth 31
 
 
 def test_records_refuse_non_json_payloads_as_our_validation_error() -> None:
