@@ -156,23 +156,6 @@ async def _judge(url: str, ledger: Ledger, *, reads_may_fail: bool) -> None:
         assert stored_runs[run_id] == _snapshot(writer, n), f"snapshot {run_id} changed"
     assert ledger.acked, "no batch was acknowledged: the fault left nothing to check"
 
-    print(
-        "FIGURES",
-        url.split("?")[0],
-        "batches acked",
-        len(ledger.acked),
-        "failed",
-        len(ledger.failed),
-        "runs acked",
-        len(ledger.acked_runs),
-        "failed",
-        len(ledger.failed_runs),
-        "reads failed",
-        len(ledger.read_failures),
-        collections.Counter(type(e).__name__ for e in failures + ledger.read_failures),
-        [str(e)[:150] for e in (failures + ledger.read_failures)[:2]],
-        file=_s.stderr,
-
 
 # -- PostgreSQL ---------------------------------------------------------------------------------
 
@@ -288,9 +271,7 @@ def secantus_node() -> Iterator[SecantusNode]:
     writes, and SecantusDB ignores ``j: true`` on ``commitTransaction`` (docs/reliability.md).
     Test commands are on for ``configureFailPoint``."""
     tmp = ThrowawayDir("composite-store-mongodb-rel-")
-    node = SecantusNode(
-        tmp, free_port(), "--sync-on-commit", "--enable-test-commands", "--cache-size", "64M"
-    )
+    node = SecantusNode(tmp, free_port(), "--sync-on-commit", "--enable-test-commands")
     failure = node.start_and_wait()
     if failure:
         tmp.cleanup()

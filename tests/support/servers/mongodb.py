@@ -95,24 +95,16 @@ class SecantusNode:
 
     def start(self) -> str | None:
         """Start the server (without waiting); None, or why it could not start."""
-        args = [
-            sys.executable,
-            "-m",
-            "secantus",
-            "--config",
-            str(self.config),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--storage-path",
-            str(self.workdir / "data"),
-            "--cache-size",
-            "256M",
-            "--log-level",
-            "WARNING",
-            *self.extra,
-        ]
+        options = {
+            "--config": str(self.config),
+            "--host": "127.0.0.1",
+            "--port": str(self.port),
+            "--storage-path": str(self.workdir / "data"),
+            "--cache-size": "256M",
+            "--log-level": "WARNING",
+        }
+        flags = [part for option in options.items() for part in option]
+        args = [sys.executable, "-m", "secantus", *flags, *self.extra]
         # SECANTUS_TEST_FAST_STORAGE=1 (SecantusDB's own test switch) would drop the per-commit
         # fsync of --sync-on-commit; a server that tests rely on to keep data must not inherit it.
         env = {k: v for k, v in os.environ.items() if k != "SECANTUS_TEST_FAST_STORAGE"}
