@@ -23,6 +23,7 @@ from composite_store.errors import ValidationError, redact
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, validate_prefix
 from composite_store.urls import scheme_of, split_options, url_flag
 from composite_store_mongodb.errors import mongo_errors
+from composite_store_mongodb.transaction import in_transaction
 
 __all__ = ["Document", "MongoConnection", "Session", "parse_url"]
 
@@ -206,14 +207,14 @@ class MongoConnection:
         """Run ``fn`` with driver errors mapped to ours.
 
         With ``atomic`` and a deployment that has transactions, ``fn`` runs in one transaction
-        (retried from the start on a transient conflict, so ``fn`` must only read and write
-        through the session it is given); elsewhere it gets ``None`` and runs as it is.
+        (retried from the start on a write conflict or a dropped connection, so ``fn`` must only
+        read and write through the session it is given: ``transaction.in_transaction``);
+        elsewhere it gets ``None`` and runs as it is.
         """
         with mongo_errors():
             if not (atomic and self.transactions):
                 return await fn(None)
-            async with self.client.start_session() as session:
-                return await session.with_transaction(fn)
+            return await in_transaction(self.client, fn)
 
     def describe(self) -> str:
         where = redact(self.url) if self.url else f"(client) {self.database_name}"

@@ -26,7 +26,15 @@ from tests.support.backends import ran, unreachable
 from tests.support.servers import Found, ThrowawayDir, free_port, reachable, wait_until
 from tests.support.servers.docker import docker_found
 
-__all__ = ["BACKEND", "STANDALONE", "find", "find_standalone", "session_url", "start_throwaway"]
+__all__ = [
+    "BACKEND",
+    "STANDALONE",
+    "SecantusNode",
+    "find",
+    "find_standalone",
+    "session_url",
+    "start_throwaway",
+]
 
 BACKEND = "mongodb"
 #: The no-transaction deployment, reported as its own backend (named like its test module,
@@ -64,6 +72,82 @@ def find_standalone() -> Found | str:
     return start_throwaway(standalone=True)
 
 
+class SecantusNode:
+    """One SecantusDB server on 127.0.0.1:``port``, its WiredTiger files in a folder of ``tmp``.
+
+    ``extra`` arguments go to the server (``--standalone``, ``--sync-on-commit``). ``stop`` is
+    a clean shutdown (SIGTERM: a final checkpoint), ``kill`` is ``kill -9``; ``start`` again
+    reopens the same files, so what the journal kept is there (tests/reliability restarts
+    servers under load).
+    """
+
+    def __init__(self, tmp: ThrowawayDir, port: int, *extra: str) -> None:
+        self.port, self.extra = port, extra
+        self.workdir = tmp.path / str(port)
+        self.workdir.mkdir()
+        # An explicit (empty) config file turns off SecantusDB's discovery of ./secantusd.toml,
+        # ~/.secantus/ and /etc/secantus/, so nothing on the machine changes the server.
+        self.config = self.workdir / "secantusd.toml"
+        self.config.write_text("")
+        self.url = f"mongodb://127.0.0.1:{port}/admin?serverSelectionTimeoutMS=2000"
+        self._process: subprocess.Popen[bytes] | None = None
+        tmp.on_cleanup(self.stop)
+
+    def start(self) -> str | None:
+        """Start the server (without waiting); None, or why it could not start."""
+        options = {
+            "--config": str(self.config),
+            "--host": "127.0.0.1",
+            "--port": str(self.port),
+            "--storage-path": str(self.workdir / "data"),
+            "--cache-size": "256M",
+            "--log-level": "WARNING",
+        }
+        flags = [part for option in options.items() for part in option]
+        args = [sys.executable, "-m", "secantus", *flags, *self.extra]
+        # SECANTUS_TEST_FAST_STORAGE=1 (SecantusDB's own test switch) would drop the per-commit
+        # fsync of --sync-on-commit; a server that tests rely on to keep data must not inherit it.
+        env = {k: v for k, v in os.environ.items() if k != "SECANTUS_TEST_FAST_STORAGE"}
+        try:
+            with open(self.workdir / "server.log", "ab") as log:
+                self._process = subprocess.Popen(
+                    args, stdout=log, stderr=subprocess.STDOUT, env=env
+                )
+        except OSError as exc:
+            return f"could not start secantusdb: {exc}"
+        return None
+
+    def start_and_wait(self, seconds: float = STARTUP_SECONDS) -> str | None:
+        """Start the server and wait until it answers; None, or why it did not."""
+        failure = self.start() or wait_until(lambda: _probe(self.url), seconds)
+        if failure and self._process is not None:
+            exited = self._process.poll()
+            log = (self.workdir / "server.log").read_text(errors="replace")
+            tail = log.strip().splitlines()[-1:]
+            state = f"exited {exited}" if exited is not None else "still starting"
+            return f"throwaway secantusdb did not answer ({state}): {failure} {tail}"
+        return failure
+
+    def stop(self) -> None:
+        """A clean shutdown (SIGTERM), killed if it takes more than 20 s."""
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(timeout=10)
+        self._process = None
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown, no final checkpoint."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(timeout=10)
+            self._process = None
+
+
 def start_throwaway(*, standalone: bool = False) -> Found | str:
     """Start a SecantusDB server on a free loopback port; stopped at process exit."""
     try:
@@ -71,50 +155,14 @@ def start_throwaway(*, standalone: bool = False) -> Found | str:
     except ImportError:
         return "secantusdb is not installed (it is in the dev dependency group: uv sync)"
     tmp = ThrowawayDir("composite-store-mongodb-")
-    # An explicit (empty) config file turns off SecantusDB's discovery of ./secantusd.toml,
-    # ~/.secantus/ and /etc/secantus/, so nothing on the machine changes the server.
-    config = tmp.path / "secantusd.toml"
-    config.write_text("")
     port = free_port()
-    args = [
-        sys.executable, "-m", "secantus",
-        "--config", str(config),
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--storage-path", str(tmp.path / "data"),
-        "--cache-size", "256M",
-        "--log-level", "WARNING",
-    ]
-    if standalone:
-        args.append("--standalone")
-    log = (tmp.path / "server.log").open("wb")
-    try:
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    except OSError as exc:
-        log.close()
-        tmp.cleanup()
-        return f"could not start secantusdb: {exc}"
-
-    def stop() -> None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
-
-    tmp.on_cleanup(stop)
-    url = f"mongodb://127.0.0.1:{port}/admin?serverSelectionTimeoutMS=2000"
-    failure = wait_until(lambda: _probe(url), STARTUP_SECONDS)
+    node = SecantusNode(tmp, port, *(["--standalone"] if standalone else []))
+    failure = node.start_and_wait()
     if failure:
-        exited = process.poll()
-        tail = (tmp.path / "server.log").read_text(errors="replace").strip().splitlines()[-1:]
         tmp.cleanup()
-        state = f"exited {exited}" if exited is not None else "still starting"
-        return f"throwaway secantusdb did not answer ({state}): {failure} {tail}"
+        return failure
     kind = "standalone" if standalone else "one-node replica set"
-    return Found(url, f"throwaway secantusdb 127.0.0.1:{port} ({kind})")
+    return Found(node.url, f"throwaway secantusdb 127.0.0.1:{port} ({kind})")
 
 
 def session_url(request: pytest.FixtureRequest, *, standalone: bool = False) -> str:
