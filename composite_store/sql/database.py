@@ -116,7 +116,10 @@ class SqlDatabase:
         self._created: set[str] = set()
         #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
         self.statements = StatementCache(
-            self.engine.dialect, adapt=dialect.statement_dialect, executor=dialect.execute_prepared
+            self.engine.dialect,
+            adapt=dialect.statement_dialect,
+            executor=dialect.execute_prepared,
+            streamer=dialect.stream_prepared,
         )
 
     def table(self, base_name: str) -> sa.Table:
@@ -412,6 +415,7 @@ class SqlDatabase:
         self.statements = StatementCache(
             engine.dialect, adapt=self.dialect.statement_dialect,
             executor=self.dialect.execute_prepared,
+            streamer=self.dialect.stream_prepared,
         )
         self.read_only = True
 

@@ -6,7 +6,7 @@ it calls these hooks. A backend package subclasses ``SqlDialect`` and overrides 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -26,7 +26,7 @@ from composite_store.schema import (
     Index,
     TableSpec,
 )
-from composite_store.sql.engine.prepared import driver_cursor
+from composite_store.sql.engine.prepared import driver_chunks, driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -129,6 +129,16 @@ class SqlDialect:
         rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
+
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        """Run one prepared SELECT and yield its rows in lists of at most ``size``, for reads
+        of every row (``Prepared.each``), so that driver rows never pile up beside the records
+        built from them. The default uses ``fetchmany`` on a cursor of the DB-API connection;
+        a backend whose prepared SQL that cursor does not take (another parameter style)
+        drives its own driver."""
+        return driver_chunks(conn, sql, params, size)
 
     def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
         """An engine on ``url`` that cannot create or change anything, for ``Domain.attach``
@@ -238,6 +248,23 @@ class SqlDialect:
     ) -> Executable:
         """INSERT ``rows``, replacing ``update`` columns of rows whose ``key`` exists."""
         raise NotImplementedError
+
+    #: A bulk path for imports (``stage_rows``): PostgreSQL's ``COPY``.
+    bulk_load: ClassVar[bool] = False
+
+    def stage_rows(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> sa.TableClause:
+        """Load ``rows`` (bind values of ``columns``, in that order, already converted by the
+        columns' bind processors) into a staging table through the backend's bulk path and
+        return it (``bulk_load`` dialects). Called inside an operation's transaction; the
+        staging table lives until it ends. The bulk import of ``composite_store.admin.copy``
+        (``sql.transfer.import_rows``) then upserts from it in one ``INSERT .. SELECT``."""
+        raise NotImplementedError(f"{self.name} has no bulk load path here")
 
     def upsert_from_select(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -157,6 +157,14 @@ class PostgresDialect(SqlDialect):
 
         return execute_raw(conn, sql, params, fetch)
 
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        # docstring inherited
+        from composite_store_postgres.cursor import stream_raw
+
+        return stream_raw(conn, sql, params, size)
+
     def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
         # docstring inherited
         # psycopg switches without a round trip (it only stops sending BEGIN itself).
@@ -224,6 +232,20 @@ class PostgresDialect(SqlDialect):
         if not update:
             return stmt.on_conflict_do_nothing(index_elements=list(key))
         return stmt.on_conflict_do_update(index_elements=list(key), set_=_excluded(stmt, update))
+
+    bulk_load: ClassVar[bool] = True
+
+    def stage_rows(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> sa.TableClause:
+        # docstring inherited
+        from composite_store_postgres.bulk import copy_into_staging
+
+        return copy_into_staging(conn, table, columns, rows)
 
     def upsert_from_select(
         self, table: sa.Table, columns: Sequence[str], select: sa.Select[Any],
