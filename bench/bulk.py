@@ -9,8 +9,8 @@ Two workloads on each backend (sqlite, postgres), every repetition library and r
 - ``list all``: ``list_messages(per_page=False)`` over one thread of N messages against the
   minimal raw read of the same rows (one SELECT in autocommit, the rows decoded to dicts: JSON
   content parsed, timestamps as aware datetimes). Each read runs in a fresh subprocess, which
-  reports its time and its peak RSS growth over the read (``resource.getrusage``, after the
-  connection is open and a one-row read has warmed it up).
+  reports its time and its peak RSS growth over the read (``VmHWM``, after the connection is
+  open and a one-row read has warmed it up).
 - ``copy``: ``composite-store copy`` (``admin.copy_domains``, the memory domain) from a SQLite
   file holding the thread into a fresh destination, against the raw bulk copy of the same rows
   (sqlite3 read; PostgreSQL: ``COPY .. FROM STDIN`` into the library's tables, shadow
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import math
@@ -101,6 +102,15 @@ async def fill(url: str, messages: int) -> None:
 
 
 def _rss_mib() -> float:
+    """This process's peak RSS so far. Linux's ``ru_maxrss`` would start at the parent's RSS
+    (it survives fork and exec): the peak of this process's own memory map is read instead."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -428,6 +438,10 @@ async def run(backends: list[str], messages: int, reps: int) -> list[Row]:
     try:
         source = str(scratch / "source.db")
         await fill(f"sqlite:///{source}", messages)
+        # Fold the fill's write-ahead log into the file, as the first reader's close would:
+        # every repetition then reads the same file, not the first one through a large WAL.
+        with contextlib.closing(sqlite3.connect(source)) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         rows: list[Row] = []
         for name in backends:
             try:
@@ -459,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, help="messages in the thread (default 100,000)")
     parser.add_argument("--reps", type=int, help="interleaved repetitions (default 3)")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--json", help="also write every sample to this file")
     args = parser.parse_args(argv)
     messages = args.messages or (2_000 if args.quick else 100_000)
     reps = args.reps or (1 if args.quick else 3)
@@ -471,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.markdown:
         Path(args.markdown).write_text(table + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps([vars(r) for r in rows], indent=1) + "\n")
     return 0
 
 

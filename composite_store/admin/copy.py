@@ -3,13 +3,15 @@
 The source is read through ``Transferable.export_records`` (every record of every table,
 history rows included) and the destination written through ``Transferable.import_records``
 (upserts that
-keep ids, timestamps and SCD-2 versions exactly), one batch at a time. Nothing is deleted and
-the source is never written.
+keep ids, timestamps and SCD-2 versions exactly), one batch at a time, the next batch read while
+one is written; backends write a batch through their bulk path where they have one
+(PostgreSQL: ``COPY``). Nothing is deleted and the source is never written.
 
 Reruns are idempotent and resume an interrupted copy. A source record is *unchanged* when the
 destination holds a record with the same key whose stored form equals it: every documented
 column, compared as values (JSON by value, timestamps at millisecond precision). Unchanged
-records are not written, so a second run writes nothing and changes nothing. Mastra's
+records are not written, so a second run writes nothing and changes nothing (a destination
+table that is empty when its copy starts is not looked up: all its records are new). Mastra's
 ``evals`` table has no key: there a source record counts as present when the destination holds
 an equal record not already matched by another (a multiset comparison).
 
@@ -191,6 +193,9 @@ async def _copy_table(
     keyless = not spec_of(table).key_columns
     # Keyless table: the destination's records, as a multiset, matched against the source's.
     present = await _multiset(target, table, batch) if keyless else None
+    # A destination table that starts empty holds nothing to compare with: every record is
+    # new (the import still upserts, should another writer add one of its keys meanwhile).
+    fresh = not keyless and await target.count_records(table=table) == 0
     # The next page is read while this one is compared and written: source and destination
     # are different stores, so the read and the write overlap instead of taking turns.
     following = asyncio.ensure_future(source.export_records(table=table, limit=batch))
@@ -203,6 +208,8 @@ async def _copy_table(
                 )
             if present is not None:
                 changed = _unmatched(table, page.records, present)
+            elif fresh:
+                changed = page.records
             else:
                 changed = await _changed(target, table, page.records)
             if changed:

@@ -464,6 +464,14 @@ class SqlDatabase:
                 row[shadow(name)] = row[name]
         return row
 
+    def value_sources(self, spec: TableSpec) -> list[tuple[str, str]]:
+        """The columns :meth:`values` binds, in its order, each with the documented column its
+        value comes from (a shadow timestamp's is its naive twin)."""
+        sources = [(name, name) for name in spec.column_names]
+        if self.dialect.shadow_timestamps:
+            sources += [(shadow(n), n) for n in spec.columns_of(ColumnType.TIMESTAMP)]
+        return sources
+
     def timestamp_values(self, spec: TableSpec, name: str, value: datetime) -> dict[str, Any]:
         """Bind values that set timestamp ``name`` (and its shadow) to ``value``."""
         if self.dialect.shadow_timestamps:

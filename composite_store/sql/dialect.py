@@ -249,21 +249,22 @@ class SqlDialect:
         """INSERT ``rows``, replacing ``update`` columns of rows whose ``key`` exists."""
         raise NotImplementedError
 
-    #: A bulk path for imports (``stage_rows``): PostgreSQL's ``COPY``.
+    #: A bulk path for imports (``bulk_upsert``): PostgreSQL's ``COPY``.
     bulk_load: ClassVar[bool] = False
 
-    def stage_rows(
+    def bulk_upsert(
         self,
         conn: Connection,
         table: sa.Table,
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
-    ) -> sa.TableClause:
-        """Load ``rows`` (bind values of ``columns``, in that order, already converted by the
-        columns' bind processors) into a staging table through the backend's bulk path and
-        return it (``bulk_load`` dialects). Called inside an operation's transaction; the
-        staging table lives until it ends. The bulk import of ``composite_store.admin.copy``
-        (``sql.transfer.import_rows``) then upserts from it in one ``INSERT .. SELECT``."""
+        key: Sequence[str],
+    ) -> None:
+        """Upsert ``rows`` (bind values of ``columns``, in that order, already converted by
+        the columns' bind processors) into ``table`` by ``key`` (append when it is empty)
+        through the backend's bulk path (``bulk_load`` dialects), inside the operation's
+        transaction: the import of ``composite_store.admin.copy``
+        (``sql.transfer.import_rows``)."""
         raise NotImplementedError(f"{self.name} has no bulk load path here")
 
     def upsert_from_select(

@@ -24,7 +24,6 @@ from composite_store.records.tables import key_of, record_type, row_of
 from composite_store.records.trusted import TupleReader
 from composite_store.schema import table
 from composite_store.sql.database import SqlDatabase
-from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine.prepared import (
     IN_LIST_LIMIT,
     Prepared,
@@ -190,26 +189,24 @@ async def fetch_rows(dom: Tables, base: str, keys: Sequence[tuple[Any, ...]]) ->
 
 async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None:
     """Upsert ``records`` into ``base`` by key (append to a keyless table), in one
-    transaction: through the backend's bulk path where it has one
-    (``SqlDialect.stage_rows``: COPY into a staging table, then one ``INSERT .. SELECT``),
-    else as multi-row upserts."""
+    transaction: through the backend's bulk path where it has one (``SqlDialect.bulk_upsert``:
+    PostgreSQL's COPY), else as multi-row upserts."""
     spec = table(base)
-    rows = [dom.db.values(spec, row_of(base, r)) for r in records]
     key = spec.key_columns
     tbl = dom.tables[base]
     dialect = dom.db.dialect
+    stored = [row_of(base, r) for r in records]
+    if dialect.bulk_load and stored:
+
+        def load(conn: Connection) -> None:
+            columns, rows = _bulk_values(dom.db.value_sources(spec), tbl, conn, stored)
+            dialect.bulk_upsert(conn, tbl, columns, rows, key)
+
+        await dom.db.run(load, write=True)
+        return
+    rows = [dom.db.values(spec, row) for row in stored]
 
     def write(conn: Connection) -> None:
-        staged = _staged(conn, dialect, tbl, rows)
-        if staged is not None:
-            columns = list(rows[0])
-            select = sa.select(*(staged.c[c] for c in columns))
-            if not key:
-                conn.execute(tbl.insert().from_select(columns, select))
-                return
-            update = [c for c in columns if c not in key]
-            conn.execute(dialect.upsert_from_select(tbl, columns, select, key, update))
-            return
         if not key:
             conn.execute(tbl.insert(), rows)
             return
@@ -219,26 +216,26 @@ async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None
     await dom.db.run(write, write=True)
 
 
-def _staged(
-    conn: Connection, dialect: SqlDialect, tbl: sa.Table, rows: Sequence[Mapping[str, Any]]
-) -> sa.TableClause | None:
-    """``rows`` loaded into a staging table by the dialect's bulk path, or None without one
-    (``SqlDialect.bulk_load``).
-
-    The values go through the columns' bind processors here, as a statement would send them
-    (PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks)."""
-    if not rows or not dialect.bulk_load:
-        return None
-    columns = list(rows[0])
-    processors = [tbl.c[c].type.bind_processor(conn.dialect) for c in columns]
-    converted = [
+def _bulk_values(
+    sources: list[tuple[str, str]],
+    tbl: sa.Table,
+    conn: Connection,
+    stored: Sequence[Mapping[str, Any]],
+) -> tuple[list[str], list[list[Any]]]:
+    """The columns of ``SqlDatabase.values`` and each stored row's values for them by
+    position, through the columns' bind processors as a statement would send them
+    (PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks): one pass,
+    no dict of bind values per row."""
+    columns = [column for column, _ in sources]
+    steps = [(src, tbl.c[column].type.bind_processor(conn.dialect)) for column, src in sources]
+    rows = [
         [
-            value if process is None or value is None else process(value)
-            for process, value in zip(processors, row.values(), strict=True)
+            value if (value := row.get(src)) is None or process is None else process(value)
+            for src, process in steps
         ]
-        for row in rows
+        for row in stored
     ]
-    return dialect.stage_rows(conn, tbl, columns, converted)
+    return columns, rows
 
 
 async def count_rows(dom: Tables, base: str) -> int:

@@ -120,8 +120,18 @@ class IsoTimestamp(TypeDecorator[datetime]):
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Any:
         # The conversion itself, without TypeDecorator's two wrapping calls per value: every
-        # row of a read has one or two timestamps.
+        # row of a read has one or two timestamps. (An engine type with its own conversion
+        # keeps the chained form.)
+        if self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype):
+            return super().result_processor(dialect, coltype)
         return _read_iso
+
+
+def _utc_wall_clock(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    moment: datetime = parse_iso(value) if isinstance(value, str) else value
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 class UtcTimestamp(TypeDecorator[datetime]):
@@ -131,10 +141,14 @@ class UtcTimestamp(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        moment: datetime = parse_iso(value) if isinstance(value, str) else value
-        return moment.astimezone(UTC).replace(tzinfo=None)
+        return _utc_wall_clock(value)
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        # The conversion itself, without TypeDecorator's wrapping calls (bulk imports), where
+        # the engine type adds no conversion of its own.
+        if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
+            return super().bind_processor(dialect)
+        return _utc_wall_clock
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:

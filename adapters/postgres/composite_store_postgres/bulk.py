@@ -1,11 +1,16 @@
-"""The bulk path of PostgreSQL imports: rows sent with ``COPY .. FROM STDIN`` into a staging table.
+"""The bulk path of PostgreSQL imports: rows sent with ``COPY .. FROM STDIN``.
 
 A multi-row ``INSERT`` binds every value as a parameter (seven per message), which psycopg
 adapts one by one and the server parses as one long statement; ``COPY`` streams the rows in
-PostgreSQL's text format, formatted by psycopg's C code, several times faster. The staging
-table is a temporary copy of the target's columns, dropped at the end of the transaction, so
-the upsert by key that follows (``INSERT .. SELECT .. ON CONFLICT``) keeps the import's
-guarantees: existing records are overwritten, nothing else changes, and the batch is atomic.
+PostgreSQL's text format, formatted by psycopg's C code, several times faster.
+
+An import upserts by key. The rows are copied straight into the table first, under a
+savepoint: the usual case (a copy into an empty or older destination, whose records the
+copy tool has just looked up and found missing) is then one ``COPY``. Should a key exist
+after all (the rows are changed records, or another writer got there first), the savepoint
+is rolled back and the rows go through a temporary staging table, dropped at the end of the
+transaction, and one ``INSERT .. SELECT .. ON CONFLICT`` from it. Either way the batch is
+atomic and nothing but its rows changes.
 """
 
 from __future__ import annotations
@@ -16,44 +21,74 @@ from typing import Any
 
 import psycopg
 import sqlalchemy as sa
+from psycopg import errors
 from sqlalchemy.engine import Connection
 from sqlalchemy.util import await_only
 
 from composite_store.sql.engine.prepared import driver_error
 
-__all__ = ["copy_into_staging"]
+__all__ = ["copy_rows"]
 
 #: Staging tables of one session get distinct names (two tables staged in one transaction).
 _serial = count()
+_SAVEPOINT = "composite_store_bulk"
 
 
 async def _copy(
-    driver: psycopg.AsyncConnection[Any], create: str, copy: str, rows: Sequence[Sequence[Any]]
-) -> None:
+    driver: psycopg.AsyncConnection[Any],
+    target: str,
+    columns: str,
+    rows: Sequence[Sequence[Any]],
+    staging: str | None,
+) -> bool:
+    """COPY ``rows`` into ``target``; with a ``staging`` table (a keyed table), under a
+    savepoint, and on a duplicate key into ``staging`` instead. Whether they are staged."""
     async with driver.cursor() as cursor:
-        await cursor.execute(create)
-        async with cursor.copy(copy) as stream:
-            for row in rows:
-                await stream.write_row(row)
+        if staging is None:
+            await _stream(cursor, target, columns, rows)
+            return False
+        await cursor.execute(f"SAVEPOINT {_SAVEPOINT}")
+        try:
+            await _stream(cursor, target, columns, rows)
+        except errors.UniqueViolation:
+            await cursor.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+        else:
+            await cursor.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+            return False
+        await cursor.execute(
+            f"CREATE TEMPORARY TABLE {staging} (LIKE {target} INCLUDING DEFAULTS) ON COMMIT DROP"
+        )
+        await _stream(cursor, staging, columns, rows)
+        return True
 
 
-def copy_into_staging(
-    conn: Connection, table: sa.Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-) -> sa.TableClause:
-    """Create a temporary table shaped like ``table`` (dropped at COMMIT), ``COPY`` ``rows``
-    of ``columns`` into it, and return it for the ``INSERT .. SELECT`` that follows."""
+async def _stream(
+    cursor: psycopg.AsyncCursor[Any], table: str, columns: str, rows: Sequence[Sequence[Any]]
+) -> None:
+    async with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as stream:
+        for row in rows:
+            await stream.write_row(row)
+
+
+def copy_rows(
+    conn: Connection,
+    table: sa.Table,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    keyed: bool,
+) -> sa.TableClause | None:
+    """COPY ``rows`` of ``columns`` into ``table``; for a ``keyed`` table whose keys turn out
+    to exist, into a staging table instead, returned for the upsert from it (else None)."""
     preparer = conn.dialect.identifier_preparer
-    name = f"composite_store_staging_{next(_serial)}"
+    staging = f"composite_store_staging_{next(_serial)}" if keyed else None
+    target = preparer.format_table(table)
     quoted = ", ".join(preparer.quote(c) for c in columns)
-    create = (
-        f"CREATE TEMPORARY TABLE {preparer.quote(name)} "
-        f"(LIKE {preparer.format_table(table)} INCLUDING DEFAULTS) ON COMMIT DROP"
-    )
-    copy = f"COPY {preparer.quote(name)} ({quoted}) FROM STDIN"
     driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
     try:
-        await_only(_copy(driver, create, copy, rows))
+        staged = await_only(_copy(driver, target, quoted, rows, staging))
     except Exception as exc:
         # As a statement's failure would be raised (error maps, disconnect handling).
-        raise driver_error(conn, exc, copy, None) from exc
-    return sa.table(name, *(sa.column(c) for c in columns))
+        raise driver_error(conn, exc, f"COPY {target} ({quoted}) FROM STDIN", None) from exc
+    if not staged or staging is None:
+        return None
+    return sa.table(staging, *(sa.column(c) for c in columns))

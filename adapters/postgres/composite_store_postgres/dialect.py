@@ -235,17 +235,22 @@ class PostgresDialect(SqlDialect):
 
     bulk_load: ClassVar[bool] = True
 
-    def stage_rows(
+    def bulk_upsert(
         self,
         conn: Connection,
         table: sa.Table,
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
-    ) -> sa.TableClause:
+        key: Sequence[str],
+    ) -> None:
         # docstring inherited
-        from composite_store_postgres.bulk import copy_into_staging
+        from composite_store_postgres.bulk import copy_rows
 
-        return copy_into_staging(conn, table, columns, rows)
+        staged = copy_rows(conn, table, columns, rows, keyed=bool(key))
+        if staged is not None:
+            update = [c for c in columns if c not in key]
+            select = sa.select(*(staged.c[c] for c in columns))
+            conn.execute(self.upsert_from_select(table, columns, select, key, update))
 
     def upsert_from_select(
         self, table: sa.Table, columns: Sequence[str], select: sa.Select[Any],
