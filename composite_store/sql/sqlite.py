@@ -180,7 +180,9 @@ class SqliteDialect(SqlDialect):
         # docstring inherited
         binds = {c: sa.bindparam(c, type_=table.c[c].type) for c in columns}
         update = [c for c in columns if c not in key]
-        stmt: Any = self.upsert(table, [binds], key, update) if key else table.insert().values(binds)
+        stmt: Any = table.insert().values(binds)
+        if key:
+            stmt = self.upsert(table, [binds], key, update)
         compiled = stmt.compile(dialect=conn.dialect)
         position = {name: i for i, name in enumerate(columns)}
         order = [position[name] for name in compiled.positiontup or ()]
