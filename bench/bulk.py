@@ -384,7 +384,9 @@ async def _library_copy(source: str, url: str) -> int:
     return sum(t.read for t in report.tables)
 
 
-async def bench_backend(name: str, source: str, scratch: Path, reps: int) -> list[Row]:
+async def bench_backend(
+    name: str, source: str, scratch: Path, reps: int, messages: int
+) -> list[Row]:
     place = await PLACES[name](scratch, source)
     rows = {
         "time": Row(name, "list all (per_page=False)", "s"),
@@ -399,6 +401,8 @@ async def bench_backend(name: str, source: str, scratch: Path, reps: int) -> lis
                     if side == "library"
                     else _in_child(*place.raw_list)
                 )
+                if measured["rows"] != messages:
+                    raise RuntimeError(f"{side} read {measured['rows']} of {messages} messages")
                 getattr(rows["time"], side).append(measured["seconds"])
                 getattr(rows["memory"], side).append(measured["mib"])
             url, raw_copy = await place.new_destination()
@@ -445,7 +449,7 @@ async def run(backends: list[str], messages: int, reps: int) -> list[Row]:
         rows: list[Row] = []
         for name in backends:
             try:
-                rows += await bench_backend(name, source, scratch, reps)
+                rows += await bench_backend(name, source, scratch, reps, messages)
             except (ConnectionError, ImportError) as exc:
                 print(f"{name}: skipped ({exc})", file=sys.stderr)
         return rows
