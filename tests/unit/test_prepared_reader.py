@@ -119,3 +119,22 @@ def test_each_raises_a_driver_error_as_statements_do(conn: Any) -> None:
     page = Prepared(sa.select(sa.text("* FROM missing")), conn.dialect)
     with pytest.raises(sa.exc.OperationalError, match="no such table"):
         page.each(conn, lambda row: row)
+
+
+def test_each_closes_the_cursor_when_a_record_fails(conn: Any) -> None:
+    closed: list[bool] = []
+
+    def streamer(c: Any, sql: str, params: Any, size: int) -> Any:
+        try:
+            yield [("a", '{"n":1}', "2025-01-02T03:04:05.678Z")]
+            yield [("b", '{"n":2}', "2025-01-02T03:04:05.678Z")]
+        finally:
+            closed.append(True)
+
+    def fail(row: Any) -> Any:
+        raise ValueError("no record")
+
+    page = Prepared(sa.select(items), conn.dialect, streamer=streamer)
+    with pytest.raises(ValueError, match="no record"):
+        page.each(conn, fail)
+    assert closed == [True]

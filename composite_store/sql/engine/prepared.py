@@ -246,12 +246,19 @@ class Prepared:
         paused = gc.isenabled()
         if paused:
             gc.disable()
+        chunks = self._streamer(conn, self.sql, bound, size)
         try:
-            for chunk in self._streamer(conn, self.sql, bound, size):
+            for chunk in chunks:
                 built.extend(map(read, chunk))
         except Exception as exc:
             raise driver_error(conn, exc, self.sql, bound) from exc
         finally:
+            # Close the driver's cursor now, on this connection's thread or greenlet, also when
+            # building a record failed midway (a generator left to the collector would close
+            # it later, elsewhere).
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
             if paused:
                 gc.enable()
         return built
