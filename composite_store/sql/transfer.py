@@ -34,9 +34,10 @@ from composite_store.sql.engine.prepared import (
 
 __all__ = ["Tables", "count_rows", "export_rows", "fetch_rows", "import_rows"]
 
-#: Keys per lookup statement (an IN list, or an OR of key equalities): one statement shape
-#: per table, as long an IN list as every backend takes (``IN_LIST_LIMIT``).
+#: Keys per lookup statement: one statement shape per table, as long an IN list as every
+#: backend takes (``IN_LIST_LIMIT``), or an OR of fewer key equalities (planned per clause).
 _FETCH_CHUNK = IN_LIST_LIMIT
+_FETCH_CHUNK_COMPOSITE = 100
 #: The order of a keyless table's export (Mastra's evals: several metrics share a run id).
 _KEYLESS_ORDER = ("created_at", "run_id", "metric_name", "agent_name", "global_run_id")
 
@@ -142,8 +143,9 @@ def _after(
 
 
 def _fetch_statement(self: Tables, base: str) -> Prepared:
-    """The rows of ``base`` whose key is one of ``_FETCH_CHUNK`` keys: ``:k<i>_<j>`` is
-    column j of key i (an IN list for a one-column key)."""
+    """The rows of ``base`` whose key is one of ``_FETCH_CHUNK`` keys (an IN list of
+    ``:k<i>``), or of ``_FETCH_CHUNK_COMPOSITE`` keys of several columns (``:k<i>_<j>`` is
+    column j of key i)."""
 
     def build(base: str) -> Executable:
         tbl = self.tables[base]
@@ -155,7 +157,7 @@ def _fetch_statement(self: Tables, base: str) -> Prepared:
             where = sa.or_(
                 *(
                     sa.and_(*(tbl.c[c] == sa.bindparam(f"k{i}_{j}") for j, c in enumerate(key)))
-                    for i in range(_FETCH_CHUNK)
+                    for i in range(_FETCH_CHUNK_COMPOSITE)
                 )
             )
         return sa.select(*self.db.readable(tbl, table(base))).where(where)
@@ -166,14 +168,15 @@ def _fetch_statement(self: Tables, base: str) -> Prepared:
 async def fetch_rows(dom: Tables, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
     """The rows of ``base`` whose key is in ``keys``."""
     width = len(table(base).key_columns)
+    size = _FETCH_CHUNK if width == 1 else _FETCH_CHUNK_COMPOSITE
     stmt = _fetch_statement(dom, base)
     read = _reader(stmt, base)
     chunks = []
-    for start in range(0, len(keys), _FETCH_CHUNK):
-        chunk = list(keys[start : start + _FETCH_CHUNK])
+    for start in range(0, len(keys), size):
+        chunk = list(keys[start : start + size])
         # One statement shape for every chunk: the last one repeats its last key (a key
         # listed twice still matches its row once).
-        chunk += [chunk[-1]] * (_FETCH_CHUNK - len(chunk))
+        chunk += [chunk[-1]] * (size - len(chunk))
         if width == 1:
             chunks.append(numbered("k", [k[0] for k in chunk]))
         else:

@@ -9,7 +9,9 @@ Which statements go through it: every statement a domain obtains from the databa
 ``StatementCache`` (``SqlDomain.prepared``, ``select_by``, ``upsert``), which is every
 statement of the memory operations, workflow snapshots and trace reads whose SQL is fixed by
 a few shape arguments. There is one way to run them, :meth:`Prepared._execute`: the compiled
-SQL on the dialect's executor (``SqlDialect.execute_prepared``). A statement whose SQL would
+SQL on the dialect's executor (``SqlDialect.execute_prepared``); a read of every row streams
+its rows through the one other, :meth:`Prepared._stream` (``SqlDialect.stream_prepared``,
+for :meth:`Prepared.each`). A statement whose SQL would
 depend on its values (an expanding ``IN``, a ``LIMIT`` the dialect renders as a literal) is
 refused when it is built: give every value a named bind (:func:`params`, :func:`in_list`,
 ``.limit(sa.bindparam("limit"))``). Statements built per call from the request's values (list
@@ -24,7 +26,7 @@ What a statement is compiled into is read from ``SQLCompiler``'s documented attr
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -237,7 +239,6 @@ class Prepared:
         """Run a SELECT and return ``read`` (a :meth:`reader`) of each row, the rows streamed
         from the driver ``size`` at a time: a read of every row of a large table holds the
         records and one chunk of driver rows, never every driver row besides the records."""
-        bound = self._bound(values or {})
         built: list[R] = []
         # No cyclic collection while the records are built: each record is a handful of new
         # containers, so a large read triggers collections by the dozen, and the full ones
@@ -246,22 +247,35 @@ class Prepared:
         paused = gc.isenabled()
         if paused:
             gc.disable()
-        chunks = self._streamer(conn, self.sql, bound, size)
+        chunks = self._stream(conn, values, size)
         try:
             for chunk in chunks:
                 built.extend(map(read, chunk))
-        except Exception as exc:
-            raise driver_error(conn, exc, self.sql, bound) from exc
         finally:
             # Close the driver's cursor now, on this connection's thread or greenlet, also when
             # building a record failed midway (a generator left to the collector would close
             # it later, elsewhere).
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+            chunks.close()
             if paused:
                 gc.enable()
         return built
+
+    def _stream(
+        self, conn: Connection, values: Mapping[str, Any] | None, size: int
+    ) -> Generator[list[Any], None, None]:
+        """The streamed form of :meth:`_execute`: this statement's SELECT with its binds of
+        ``values`` on the streamer, its driver rows in lists of at most ``size``; a driver
+        error raised as :meth:`_execute` raises it."""
+        bound = self._bound(values or {})
+        chunks = self._streamer(conn, self.sql, bound, size)
+        try:
+            yield from chunks
+        except Exception as exc:
+            raise driver_error(conn, exc, self.sql, bound) from exc
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
 
     def reader(self, model: type[R], **convert: Callable[[Any], Any]) -> TupleReader[R]:
         """A function building ``model`` from one of :meth:`rows`, ``convert`` (attribute ->
