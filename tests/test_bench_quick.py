@@ -41,3 +41,21 @@ def test_quick_run_on_sqlite_reports_every_workload() -> None:
 def test_raw_sqlite_stores_exactly_what_the_library_stores() -> None:
     # The raw baseline restates the layout by hand; bench.verify catches drift.
     assert asyncio.run(verify("sqlite")) == []
+
+
+def test_bulk_quick_run_on_sqlite_reports_both_workloads() -> None:
+    # bench.bulk at a CI size: the per_page=False read (time, memory) and the copy, each
+    # with a library and a raw figure; the memory figure may be 0 at this size.
+    from bench import bulk
+
+    rows = asyncio.run(bulk.run(["sqlite"], messages=300, reps=1))
+    assert [(r.workload, r.unit) for r in rows] == [
+        ("list all (per_page=False)", "s"),
+        ("list all (per_page=False)", "MiB"),
+        ("copy from SQLite", "rows/s"),
+    ]
+    for row in rows:
+        assert len(row.library) == len(row.raw) == 1
+        assert all(v >= 0 and math.isfinite(v) for v in (*row.library, *row.raw))
+    assert rows[0].library[0] > 0 and rows[2].library[0] > 0 and rows[2].raw[0] > 0
+    assert "| sqlite | copy from SQLite | rows/s |" in bulk.markdown(rows)

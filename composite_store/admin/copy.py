@@ -3,13 +3,15 @@
 The source is read through ``Transferable.export_records`` (every record of every table,
 history rows included) and the destination written through ``Transferable.import_records``
 (upserts that
-keep ids, timestamps and SCD-2 versions exactly), one batch at a time. Nothing is deleted and
-the source is never written.
+keep ids, timestamps and SCD-2 versions exactly), one batch at a time, the next batch read while
+one is written; backends write a batch through their bulk path where they have one
+(PostgreSQL: ``COPY``). Nothing is deleted and the source is never written.
 
 Reruns are idempotent and resume an interrupted copy. A source record is *unchanged* when the
 destination holds a record with the same key whose stored form equals it: every documented
 column, compared as values (JSON by value, timestamps at millisecond precision). Unchanged
-records are not written, so a second run writes nothing and changes nothing. Mastra's
+records are not written, so a second run writes nothing and changes nothing (a destination
+table that is empty when its copy starts is not looked up: all its records are new). Mastra's
 ``evals`` table has no key: there a source record counts as present when the destination holds
 an equal record not already matched by another (a multiset comparison).
 
@@ -19,7 +21,9 @@ by side (they differ when the destination held other records before).
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -41,8 +45,9 @@ from composite_store.store import Store
 
 __all__ = ["CopyReport", "Progress", "TableCopy", "copy_domains", "shared_domains"]
 
-#: Records per export page and per import batch.
-DEFAULT_BATCH = 500
+#: Records per export page and per import batch: large enough that the per-batch round trips
+#: (the read, the lookup of existing records, the write) are a small part of the copy.
+DEFAULT_BATCH = 5000
 
 
 @dataclass(frozen=True)
@@ -188,23 +193,40 @@ async def _copy_table(
     keyless = not spec_of(table).key_columns
     # Keyless table: the destination's records, as a multiset, matched against the source's.
     present = await _multiset(target, table, batch) if keyless else None
-    cursor: str | None = None
-    while True:
-        page = await source.export_records(table=table, cursor=cursor, limit=batch)
-        if present is not None:
-            changed = _unmatched(table, page.records, present)
-        else:
-            changed = await _changed(target, table, page.records)
-        if changed:
-            await target.import_records(table=table, records=changed)
-        result.read += len(page.records)
-        result.written += len(changed)
-        result.unchanged += len(page.records) - len(changed)
-        cursor = page.cursor
-        if cursor is None:
-            break
-        if on_progress is not None:
-            on_progress(_progress(result))
+    # A destination table that starts empty holds nothing to compare with: every record is
+    # new (the import still upserts, should another writer add one of its keys meanwhile).
+    fresh = not keyless and await target.count_records(table=table) == 0
+    # The next page is read while this one is compared and written: source and destination
+    # are different stores, so the read and the write overlap instead of taking turns.
+    following = asyncio.ensure_future(source.export_records(table=table, limit=batch))
+    try:
+        while True:
+            page = await following
+            if page.cursor is not None:
+                following = asyncio.ensure_future(
+                    source.export_records(table=table, cursor=page.cursor, limit=batch)
+                )
+            if present is not None:
+                changed = _unmatched(table, page.records, present)
+            elif fresh:
+                changed = page.records
+            else:
+                changed = await _changed(target, table, page.records)
+            if changed:
+                await target.import_records(table=table, records=changed)
+            result.read += len(page.records)
+            result.written += len(changed)
+            result.unchanged += len(page.records) - len(changed)
+            if page.cursor is None:
+                break
+            if on_progress is not None:
+                on_progress(_progress(result))
+    finally:
+        if not following.done():
+            # A failed write: the read ahead is not wanted (and must not fail unobserved).
+            following.cancel()
+            with contextlib.suppress(BaseException):
+                await following
     result.destination_count = await target.count_records(table=table)
     result.seconds = time.monotonic() - started
     if on_progress is not None:

@@ -116,7 +116,10 @@ class SqlDatabase:
         self._created: set[str] = set()
         #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
         self.statements = StatementCache(
-            self.engine.dialect, adapt=dialect.statement_dialect, executor=dialect.execute_prepared
+            self.engine.dialect,
+            adapt=dialect.statement_dialect,
+            executor=dialect.execute_prepared,
+            streamer=dialect.stream_prepared,
         )
 
     def table(self, base_name: str) -> sa.Table:
@@ -412,6 +415,7 @@ class SqlDatabase:
         self.statements = StatementCache(
             engine.dialect, adapt=self.dialect.statement_dialect,
             executor=self.dialect.execute_prepared,
+            streamer=self.dialect.stream_prepared,
         )
         self.read_only = True
 
@@ -459,6 +463,14 @@ class SqlDatabase:
             for name in spec.columns_of(ColumnType.TIMESTAMP):
                 row[shadow(name)] = row[name]
         return row
+
+    def value_sources(self, spec: TableSpec) -> list[tuple[str, str]]:
+        """The columns :meth:`values` binds, in its order, each with the documented column its
+        value comes from (a shadow timestamp's is its naive twin)."""
+        sources = [(name, name) for name in spec.column_names]
+        if self.dialect.shadow_timestamps:
+            sources += [(shadow(n), n) for n in spec.columns_of(ColumnType.TIMESTAMP)]
+        return sources
 
     def timestamp_values(self, spec: TableSpec, name: str, value: datetime) -> dict[str, Any]:
         """Bind values that set timestamp ``name`` (and its shadow) to ``value``."""

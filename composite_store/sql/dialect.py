@@ -6,7 +6,7 @@ it calls these hooks. A backend package subclasses ``SqlDialect`` and overrides 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -26,7 +26,7 @@ from composite_store.schema import (
     Index,
     TableSpec,
 )
-from composite_store.sql.engine.prepared import driver_cursor
+from composite_store.sql.engine.prepared import driver_chunks, driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -129,6 +129,16 @@ class SqlDialect:
         rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
+
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        """Run one prepared SELECT and yield its rows in lists of at most ``size``, for reads
+        of every row (``Prepared.each``), so that driver rows never pile up beside the records
+        built from them. The default uses ``fetchmany`` on a cursor of the DB-API connection;
+        a backend whose prepared SQL that cursor does not take (another parameter style)
+        drives its own driver."""
+        return driver_chunks(conn, sql, params, size)
 
     def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
         """An engine on ``url`` that cannot create or change anything, for ``Domain.attach``
@@ -238,6 +248,24 @@ class SqlDialect:
     ) -> Executable:
         """INSERT ``rows``, replacing ``update`` columns of rows whose ``key`` exists."""
         raise NotImplementedError
+
+    #: A bulk path for imports (``bulk_upsert``): PostgreSQL's ``COPY``.
+    bulk_load: ClassVar[bool] = False
+
+    def bulk_upsert(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        key: Sequence[str],
+    ) -> None:
+        """Upsert ``rows`` (bind values of ``columns``, in that order, already converted by
+        the columns' bind processors) into ``table`` by ``key`` (append when it is empty)
+        through the backend's bulk path (``bulk_load`` dialects), inside the operation's
+        transaction: the import of ``composite_store.admin.copy``
+        (``sql.transfer.import_rows``)."""
+        raise NotImplementedError(f"{self.name} has no bulk load path here")
 
     def upsert_from_select(
         self,

@@ -374,6 +374,17 @@ class SqlMemory(SqlDomain, MemoryDomain):
             assert query.window.limit is not None
             values.update(offset=query.window.offset, limit=query.window.fetch)
 
+        message = page.reader(Message, content=MessageContent.from_stored)
+        if not limited:
+            # Every message (per_page=False): one statement whose rows are streamed into
+            # records, so driver rows never pile up beside them, and no COUNT: the total is
+            # what the statement returned (the count's conditions are the page's).
+            def read_all(conn: Connection) -> list[Message]:
+                return page.each(conn, message, values)
+
+            every = await self.db.run(read_all, single=True)
+            return every, len(every) if query.count else None
+
         def read(conn: Connection) -> tuple[list[Any], int | None]:
             rows = page.rows(conn, values)
             if not query.count:
@@ -385,7 +396,6 @@ class SqlMemory(SqlDomain, MemoryDomain):
         rows, total = await self.db.run(
             read, single=True, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
         )
-        message = page.reader(Message, content=MessageContent.from_stored)
         return [message(r) for r in rows], total
 
     def _side(self, direction: str, limit: str) -> tuple[sa.Select[Any], tuple[Any, ...]]:

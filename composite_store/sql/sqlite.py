@@ -26,6 +26,7 @@ from composite_store.errors import CompositeStoreError, ConflictError, Validatio
 from composite_store.schema import SQLITE, Column, ColumnType
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.engine.prepared import driver_error
 from composite_store.sql.experiments import SqlExperiments
 from composite_store.sql.memory import SqlMemory
 from composite_store.sql.observability import SqlObservability
@@ -163,6 +164,36 @@ class SqliteDialect(SqlDialect):
         return stmt.on_conflict_do_update(
             index_elements=list(key), set_={c: stmt.excluded[c] for c in update}
         )
+
+    #: Imports as one ``executemany`` of the one-row upsert: sqlite3 steps the same prepared
+    #: statement row after row in C, where a multi-row upsert binds and parses every value.
+    bulk_load: ClassVar[bool] = True
+
+    def bulk_upsert(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        key: Sequence[str],
+    ) -> None:
+        # docstring inherited
+        binds = {c: sa.bindparam(c, type_=table.c[c].type) for c in columns}
+        update = [c for c in columns if c not in key]
+        stmt: Any = table.insert().values(binds)
+        if key:
+            stmt = self.upsert(table, [binds], key, update)
+        compiled = stmt.compile(dialect=conn.dialect)
+        position = {name: i for i, name in enumerate(columns)}
+        order = [position[name] for name in compiled.positiontup or ()]
+        values = [[row[i] for i in order] for row in rows]
+        cursor = conn.connection.cursor()
+        try:
+            cursor.executemany(compiled.string, values)
+        except Exception as exc:
+            raise driver_error(conn, exc, compiled.string, None) from exc
+        finally:
+            cursor.close()
 
     def documented_types(self, physical: TypeEngine[Any]) -> frozenset[ColumnType]:
         # SQLite stores by type affinity, and Mastra keeps JSON and ISO-8601 timestamps in

@@ -10,29 +10,41 @@ timestamps written alongside (``SqlDatabase.values``): rows arrive exactly as ex
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
-from composite_store.records.tables import record_from_row, row_of
+from composite_store.records.memory import Message, MessageContent
+from composite_store.records.tables import key_of, record_type, row_of
+from composite_store.records.trusted import TupleReader
 from composite_store.schema import table
 from composite_store.sql.database import SqlDatabase
+from composite_store.sql.engine.prepared import (
+    IN_LIST_LIMIT,
+    Prepared,
+    in_list,
+    numbered,
+    params,
+)
 
 __all__ = ["Tables", "count_rows", "export_rows", "fetch_rows", "import_rows"]
 
-#: Keys per lookup statement (an OR of key equalities, or an IN list).
-_FETCH_CHUNK = 100
+#: Keys per lookup statement: one statement shape per table, as long an IN list as every
+#: backend takes (``IN_LIST_LIMIT``), or an OR of fewer key equalities (planned per clause).
+_FETCH_CHUNK = IN_LIST_LIMIT
+_FETCH_CHUNK_COMPOSITE = 100
 #: The order of a keyless table's export (Mastra's evals: several metrics share a run id).
 _KEYLESS_ORDER = ("created_at", "run_id", "metric_name", "agent_name", "global_run_id")
 
 
 class Tables(Protocol):
     """What export and import need of a relational domain (``SqlDomain`` has it): its
-    database, the rendered tables and the multi-row upsert."""
+    database, the rendered tables, the multi-row upsert and its compiled statements."""
 
     @property
     def db(self) -> SqlDatabase: ...
@@ -44,6 +56,8 @@ class Tables(Protocol):
         self, base: str, rows: Sequence[Mapping[str, Any]], key: Sequence[str]
     ) -> Sequence[tuple[Any, dict[str, Any]]]: ...
 
+    def prepared(self, build: Callable[..., Executable], *variant: Any) -> Prepared: ...
+
 
 def _decode_cursor(cursor: str, what: str) -> Any:
     try:
@@ -52,46 +66,73 @@ def _decode_cursor(cursor: str, what: str) -> Any:
         raise ValidationError(f"invalid export cursor {cursor!r} for {what}") from None
 
 
+def _reader(stmt: Prepared, base: str) -> TupleReader[Record]:
+    """Records of ``base`` from ``stmt``'s driver rows (message content parsed), as
+    ``record_from_row`` builds them from a row mapping, without the mapping."""
+    model = record_type(base)
+    if model is Message:
+        return stmt.reader(model, content=MessageContent.from_stored)
+    return stmt.reader(model)
+
+
+def _export_statement(self: Tables, base: str, after: bool) -> Prepared:
+    """A page of ``base`` in export order: after the key ``:last0, :last1, ...`` (``after``),
+    or from ``:offset`` for a keyless table; at most ``:limit`` rows.
+
+    The domain is named ``self``, as in a method: the only name a cached statement's builder
+    may close over (``StatementCache``)."""
+
+    def build(base: str, after: bool) -> Executable:
+        tbl = self.tables[base]
+        key = table(base).key_columns
+        stmt = sa.select(*self.db.readable(tbl, table(base)))
+        if key:
+            stmt = stmt.order_by(*(tbl.c[c] for c in key))
+            if after:
+                stmt = stmt.where(_after(tbl, key, params("last", len(key))))
+        else:
+            stmt = stmt.order_by(*(tbl.c[c] for c in _KEYLESS_ORDER))
+            stmt = stmt.offset(sa.bindparam("offset"))
+        return stmt.limit(sa.bindparam("limit"))
+
+    return self.prepared(build, base, after)
+
+
 async def export_rows(
     dom: Tables, base: str, cursor: str | None, limit: int
 ) -> tuple[list[Record], str | None]:
     """One page of table ``base`` after ``cursor``, and the next cursor."""
-    spec = table(base)
-    tbl = dom.tables[base]
-    stmt = sa.select(*dom.db.readable(tbl, spec))
-    key = spec.key_columns
+    key = table(base).key_columns
     offset = 0
+    # One row past the page says whether another page follows.
+    values: dict[str, Any] = {"limit": limit + 1}
     if key:
-        stmt = stmt.order_by(*(tbl.c[c] for c in key))
         if cursor is not None:
             last = _decode_cursor(cursor, base)
             if not isinstance(last, list) or len(last) != len(key):
                 raise ValidationError(f"invalid export cursor {cursor!r} for {base}")
-            stmt = stmt.where(_after(tbl, key, last))
-    else:
-        stmt = stmt.order_by(*(tbl.c[c] for c in _KEYLESS_ORDER))
-        if cursor is not None:
-            offset = _decode_cursor(cursor, base)
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-                raise ValidationError(f"invalid export cursor {cursor!r} for {base}")
-            stmt = stmt.offset(offset)
-    # One row past the page says whether another page follows.
-    stmt = stmt.limit(limit + 1)
-
-    def read(conn: Connection) -> list[Record]:
-        return [record_from_row(base, r) for r in conn.execute(stmt).mappings()]
-
-    rows = await dom.db.run(read)
+            values.update(numbered("last", last))
+    elif cursor is not None:
+        offset = _decode_cursor(cursor, base)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError(f"invalid export cursor {cursor!r} for {base}")
+    if not key:
+        values["offset"] = offset
+    stmt = _export_statement(dom, base, key != () and cursor is not None)
+    read = _reader(stmt, base)
+    # Streamed into records: a page of many thousand rows never exists twice.
+    rows = await dom.db.run(lambda conn: stmt.each(conn, read, values), single=True)
     page, more = rows[:limit], len(rows) > limit
     if not more:
         return page, None
     if key:
-        last_row = page[-1].stored()
-        return page, json.dumps([last_row[c] for c in key])
+        return page, json.dumps(list(key_of(base, page[-1])))
     return page, json.dumps(offset + limit)
 
 
-def _after(tbl: sa.Table, key: Sequence[str], last: Sequence[Any]) -> sa.ColumnElement[bool]:
+def _after(
+    tbl: sa.Table, key: Sequence[str], last: Sequence[Any]
+) -> sa.ColumnElement[bool]:
     """``(k1, k2, ...) > (v1, v2, ...)`` spelled with AND/OR: row-value comparison is not
     available everywhere (Oracle)."""
     clauses = []
@@ -101,41 +142,72 @@ def _after(tbl: sa.Table, key: Sequence[str], last: Sequence[Any]) -> sa.ColumnE
     return sa.or_(*clauses)
 
 
-async def fetch_rows(dom: Tables, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
-    """The rows of ``base`` whose key is in ``keys``."""
-    spec = table(base)
-    tbl = dom.tables[base]
-    key = spec.key_columns
-    columns = dom.db.readable(tbl, spec)
-    statements = []
-    for start in range(0, len(keys), _FETCH_CHUNK):
-        chunk = keys[start : start + _FETCH_CHUNK]
+def _fetch_statement(self: Tables, base: str) -> Prepared:
+    """The rows of ``base`` whose key is one of ``_FETCH_CHUNK`` keys (an IN list of
+    ``:k<i>``), or of ``_FETCH_CHUNK_COMPOSITE`` keys of several columns (``:k<i>_<j>`` is
+    column j of key i)."""
+
+    def build(base: str) -> Executable:
+        tbl = self.tables[base]
+        key = table(base).key_columns
         where: sa.ColumnElement[bool]
         if len(key) == 1:
-            where = tbl.c[key[0]].in_([k[0] for k in chunk])
+            where = in_list(tbl.c[key[0]], "k", _FETCH_CHUNK)
         else:
             where = sa.or_(
-                *(sa.and_(*(tbl.c[c] == v for c, v in zip(key, k, strict=True))) for k in chunk)
+                *(
+                    sa.and_(*(tbl.c[c] == sa.bindparam(f"k{i}_{j}") for j, c in enumerate(key)))
+                    for i in range(_FETCH_CHUNK_COMPOSITE)
+                )
             )
-        statements.append(sa.select(*columns).where(where))
+        return sa.select(*self.db.readable(tbl, table(base))).where(where)
 
-    def read(conn: Connection) -> list[Record]:
-        return [
-            record_from_row(base, r)
-            for stmt in statements
-            for r in conn.execute(stmt).mappings()
-        ]
+    return self.prepared(build, base)
 
-    return await dom.db.run(read)
+
+async def fetch_rows(dom: Tables, base: str, keys: Sequence[tuple[Any, ...]]) -> list[Record]:
+    """The rows of ``base`` whose key is in ``keys``."""
+    width = len(table(base).key_columns)
+    size = _FETCH_CHUNK if width == 1 else _FETCH_CHUNK_COMPOSITE
+    stmt = _fetch_statement(dom, base)
+    read = _reader(stmt, base)
+    chunks = []
+    for start in range(0, len(keys), size):
+        chunk = list(keys[start : start + size])
+        # One statement shape for every chunk: the last one repeats its last key (a key
+        # listed twice still matches its row once).
+        chunk += [chunk[-1]] * (size - len(chunk))
+        if width == 1:
+            chunks.append(numbered("k", [k[0] for k in chunk]))
+        else:
+            chunks.append(
+                {f"k{i}_{j}": v for i, k in enumerate(chunk) for j, v in enumerate(k)}
+            )
+
+    def read_all(conn: Connection) -> list[Record]:
+        return [record for values in chunks for record in stmt.each(conn, read, values)]
+
+    return await dom.db.run(read_all)
 
 
 async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None:
     """Upsert ``records`` into ``base`` by key (append to a keyless table), in one
-    transaction."""
+    transaction: through the backend's bulk path where it has one (``SqlDialect.bulk_upsert``:
+    PostgreSQL's COPY), else as multi-row upserts."""
     spec = table(base)
-    rows = [dom.db.values(spec, row_of(base, r)) for r in records]
     key = spec.key_columns
     tbl = dom.tables[base]
+    dialect = dom.db.dialect
+    stored = [row_of(base, r) for r in records]
+    if dialect.bulk_load and stored:
+
+        def load(conn: Connection) -> None:
+            columns, rows = _bulk_values(dom.db.value_sources(spec), tbl, conn, stored)
+            dialect.bulk_upsert(conn, tbl, columns, rows, key)
+
+        await dom.db.run(load, write=True)
+        return
+    rows = [dom.db.values(spec, row) for row in stored]
 
     def write(conn: Connection) -> None:
         if not key:
@@ -145,6 +217,28 @@ async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None
             stmt.execute(conn, values)
 
     await dom.db.run(write, write=True)
+
+
+def _bulk_values(
+    sources: list[tuple[str, str]],
+    tbl: sa.Table,
+    conn: Connection,
+    stored: Sequence[Mapping[str, Any]],
+) -> tuple[list[str], list[list[Any]]]:
+    """The columns of ``SqlDatabase.values`` and each stored row's values for them by
+    position, through the columns' bind processors as a statement would send them
+    (PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks): one pass,
+    no dict of bind values per row."""
+    columns = [column for column, _ in sources]
+    steps = [(src, tbl.c[column].type.bind_processor(conn.dialect)) for column, src in sources]
+    rows = [
+        [
+            value if (value := row.get(src)) is None or process is None else process(value)
+            for src, process in steps
+        ]
+        for row in stored
+    ]
+    return columns, rows
 
 
 async def count_rows(dom: Tables, base: str) -> int:

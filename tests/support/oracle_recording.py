@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -620,6 +620,16 @@ def _recorded_execute(
     return rows, result.rowcount
 
 
+def _recorded_stream(
+    self: prepared.Prepared, conn: Any, values: Any, size: int
+) -> Generator[list[Any], None, None]:
+    """``Prepared._stream`` on a :class:`RecordingConnection`: :func:`_recorded_execute`'s
+    rows, as one chunk."""
+    rows, _ = _recorded_execute(self, conn, values, True)
+    if rows:
+        yield rows
+
+
 def record_domains(
     version: tuple[int, ...],
     *,
@@ -635,7 +645,9 @@ def record_domains(
     1001 of them."""
     script = _big_batches if big_batches else _script
     original = prepared.Prepared._execute
+    original_stream = prepared.Prepared._stream
     prepared.Prepared._execute = _recorded_execute  # type: ignore[method-assign]
+    prepared.Prepared._stream = _recorded_stream  # type: ignore[method-assign]
     try:
         total = Recording()
         for rows in (False, True):
@@ -647,6 +659,7 @@ def record_domains(
         return total
     finally:
         prepared.Prepared._execute = original  # type: ignore[method-assign]
+        prepared.Prepared._stream = original_stream  # type: ignore[method-assign]
 
 
 #: The record-copy operations every SQL domain inherits from ``Transferable``

@@ -87,3 +87,54 @@ def test_a_reader_is_made_once_per_model_and_conversions(conn: Any) -> None:
     page = Prepared(sa.select(items), conn.dialect)
     assert page.reader(Item, data=_wrap) is page.reader(Item, data=_wrap)
     assert page.reader(Item) is not page.reader(Item, data=_wrap)
+
+
+def test_each_streams_rows_into_records_chunk_by_chunk(conn: Any) -> None:
+    chunks: list[int] = []
+
+    def streamer(c: Any, sql: str, params: Any, size: int) -> Any:
+        cursor = c.connection.cursor()
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(size):
+            chunks.append(len(rows))
+            yield rows
+
+    page = Prepared(sa.select(items).order_by(items.c.id), conn.dialect, streamer=streamer)
+    read = page.reader(Item, data=_wrap)
+    assert page.each(conn, read, size=1) == [read(r) for r in page.rows(conn)]
+    assert chunks == [1, 1]
+
+
+def test_records_of_a_bulk_reader_share_a_fields_set_that_never_changes(conn: Any) -> None:
+    page = Prepared(sa.select(items).order_by(items.c.id), conn.dialect)
+    a, b = page.each(conn, page.reader(Item))
+    assert a.model_fields_set is b.model_fields_set == {"id", "at", "data"}
+    a.id = "c"  # assignment adds the name, which the set holds already
+    assert b.model_fields_set == {"id", "at", "data"} and b.id == "b!"
+    copied = a.model_copy(update={"id": "d"})
+    assert copied.model_fields_set is not a.model_fields_set
+
+
+def test_each_raises_a_driver_error_as_statements_do(conn: Any) -> None:
+    page = Prepared(sa.select(sa.text("* FROM missing")), conn.dialect)
+    with pytest.raises(sa.exc.OperationalError, match="no such table"):
+        page.each(conn, lambda row: row)
+
+
+def test_each_closes_the_cursor_when_a_record_fails(conn: Any) -> None:
+    closed: list[bool] = []
+
+    def streamer(c: Any, sql: str, params: Any, size: int) -> Any:
+        try:
+            yield [("a", '{"n":1}', "2025-01-02T03:04:05.678Z")]
+            yield [("b", '{"n":2}', "2025-01-02T03:04:05.678Z")]
+        finally:
+            closed.append(True)
+
+    def fail(row: Any) -> Any:
+        raise ValueError("no record")
+
+    page = Prepared(sa.select(items), conn.dialect, streamer=streamer)
+    with pytest.raises(ValueError, match="no record"):
+        page.each(conn, fail)
+    assert closed == [True]

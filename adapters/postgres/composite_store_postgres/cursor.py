@@ -11,13 +11,14 @@ coroutine, awaited once with SQLAlchemy's ``await_only`` (one greenlet switch, n
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 from sqlalchemy.engine import Connection
 from sqlalchemy.util import await_only
 
-__all__ = ["execute_raw"]
+__all__ = ["execute_raw", "stream_raw"]
 
 
 async def _execute(
@@ -38,3 +39,17 @@ def execute_raw(
     driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
     result: tuple[list[Any] | None, int] = await_only(_execute(driver, sql, params, fetch))
     return result
+
+
+def stream_raw(conn: Connection, sql: str, params: Any, size: int) -> Iterator[list[Any]]:
+    """Run the SELECT ``sql`` as :func:`execute_raw` does and yield its rows ``size`` at a
+    time: libpq holds the result in its compact form, and only one chunk at a time becomes
+    Python tuples (a read of every message of a large thread builds its records meanwhile)."""
+    driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
+    cursor: psycopg.AsyncRawCursor[Any] = psycopg.AsyncRawCursor(driver)
+    try:
+        await_only(cursor.execute(sql, params))
+        while rows := await_only(cursor.fetchmany(size)):
+            yield rows
+    finally:
+        await_only(cursor.close())

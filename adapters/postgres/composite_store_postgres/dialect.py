@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -157,6 +157,14 @@ class PostgresDialect(SqlDialect):
 
         return execute_raw(conn, sql, params, fetch)
 
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        # docstring inherited
+        from composite_store_postgres.cursor import stream_raw
+
+        return stream_raw(conn, sql, params, size)
+
     def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
         # docstring inherited
         # psycopg switches without a round trip (it only stops sending BEGIN itself).
@@ -224,6 +232,25 @@ class PostgresDialect(SqlDialect):
         if not update:
             return stmt.on_conflict_do_nothing(index_elements=list(key))
         return stmt.on_conflict_do_update(index_elements=list(key), set_=_excluded(stmt, update))
+
+    bulk_load: ClassVar[bool] = True
+
+    def bulk_upsert(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        key: Sequence[str],
+    ) -> None:
+        # docstring inherited
+        from composite_store_postgres.bulk import copy_rows
+
+        staged = copy_rows(conn, table, columns, rows, keyed=bool(key))
+        if staged is not None:
+            update = [c for c in columns if c not in key]
+            select = sa.select(*(staged.c[c] for c in columns))
+            conn.execute(self.upsert_from_select(table, columns, select, key, update))
 
     def upsert_from_select(
         self, table: sa.Table, columns: Sequence[str], select: sa.Select[Any],

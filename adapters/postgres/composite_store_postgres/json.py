@@ -105,6 +105,17 @@ class PgText(TypeDecorator[str]):
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
         return None if value is None else check_text(value)
 
+    def bind_processor(self, dialect: Dialect) -> Any:
+        # The check itself, without TypeDecorator's wrapping calls: a bulk import runs it on
+        # every text value of every row (psycopg's TEXT has no conversion to chain).
+        if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
+            return super().bind_processor(dialect)
+        return _checked_text
+
+
+def _checked_text(value: Any) -> str | None:
+    return None if value is None else check_text(value)
+
 
 class Jsonb(TypeDecorator[Any]):
     """``JSONB`` holding objects as Mastra writes them.

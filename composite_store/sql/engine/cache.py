@@ -10,7 +10,13 @@ from typing import Any, TypeVarTuple
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.sql.engine.prepared import Executor, Prepared, driver_cursor
+from composite_store.sql.engine.prepared import (
+    Executor,
+    Prepared,
+    Streamer,
+    driver_chunks,
+    driver_cursor,
+)
 
 __all__ = ["StatementCache"]
 
@@ -38,7 +44,8 @@ class StatementCache:
 
     ``adapt`` turns the engine's dialect into the one statements are compiled with (a backend
     may prefer another parameter style for its driver); it is called on first use, once the
-    engine has connected and its dialect knows the server. ``executor`` runs them.
+    engine has connected and its dialect knows the server. ``executor`` runs them; ``streamer``
+    runs the reads whose rows are streamed (``Prepared.each``).
     """
 
     def __init__(
@@ -48,11 +55,13 @@ class StatementCache:
         *,
         adapt: Callable[[Dialect], Dialect] | None = None,
         executor: Executor = driver_cursor,
+        streamer: Streamer = driver_chunks,
     ) -> None:
         self._engine_dialect = dialect
         self._adapt = adapt
         self._dialect: Dialect | None = None
         self._executor = executor
+        self._streamer = streamer
         self._size = size
         #: (scope, id of the builder's code, variant) -> (that code, its statement).
         self._cache: OrderedDict[Hashable, tuple[CodeType, Prepared]] = OrderedDict()
@@ -88,7 +97,7 @@ class StatementCache:
         if self._dialect is None:
             engine = self._engine_dialect
             self._dialect = self._adapt(engine) if self._adapt is not None else engine
-        prepared = Prepared(build(*variant), self._dialect, self._executor)
+        prepared = Prepared(build(*variant), self._dialect, self._executor, self._streamer)
         self._cache[key] = (code, prepared)
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)

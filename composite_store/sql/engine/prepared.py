@@ -9,7 +9,9 @@ Which statements go through it: every statement a domain obtains from the databa
 ``StatementCache`` (``SqlDomain.prepared``, ``select_by``, ``upsert``), which is every
 statement of the memory operations, workflow snapshots and trace reads whose SQL is fixed by
 a few shape arguments. There is one way to run them, :meth:`Prepared._execute`: the compiled
-SQL on the dialect's executor (``SqlDialect.execute_prepared``). A statement whose SQL would
+SQL on the dialect's executor (``SqlDialect.execute_prepared``); a read of every row streams
+its rows through the one other, :meth:`Prepared._stream` (``SqlDialect.stream_prepared``,
+for :meth:`Prepared.each`). A statement whose SQL would
 depend on its values (an expanding ``IN``, a ``LIMIT`` the dialect renders as a literal) is
 refused when it is built: give every value a named bind (:func:`params`, :func:`in_list`,
 ``.limit(sa.bindparam("limit"))``). Statements built per call from the request's values (list
@@ -23,7 +25,8 @@ What a statement is compiled into is read from ``SQLCompiler``'s documented attr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import gc
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -35,8 +38,11 @@ from composite_store.records.trusted import TupleReader, field_sources, tuple_re
 
 __all__ = [
     "IN_LIST_LIMIT",
+    "STREAM_CHUNK",
     "Executor",
     "Prepared",
+    "Streamer",
+    "driver_chunks",
     "driver_cursor",
     "driver_error",
     "in_list",
@@ -51,6 +57,27 @@ R = TypeVar("R", bound=BaseModel)
 #: Runs one statement on an operation's connection: ``(conn, sql, params, fetch)`` -> (the rows
 #: when ``fetch``, else None; the driver's row count). See ``SqlDialect.execute_prepared``.
 Executor = Callable[[Connection, str, Any, bool], tuple[list[Any] | None, int]]
+
+
+#: Runs one SELECT on an operation's connection and yields its rows in lists of at most
+#: ``size``: ``(conn, sql, params, size)``. See ``SqlDialect.stream_prepared``.
+Streamer = Callable[[Connection, str, Any, int], Iterator[list[Any]]]
+
+#: Rows per chunk of a streamed read: large enough that the per-chunk driver call is noise,
+#: small enough that one chunk of driver rows is a few MiB at most.
+STREAM_CHUNK = 2000
+
+
+def driver_chunks(conn: Connection, sql: str, params: Any, size: int) -> Iterator[list[Any]]:
+    """The default :data:`Streamer`: ``fetchmany`` on a cursor of the DB-API connection (on
+    SQLite the rows are stepped out of the engine chunk by chunk, never all at once)."""
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(size):
+            yield list(rows)
+    finally:
+        cursor.close()
 
 
 def driver_cursor(
@@ -76,17 +103,23 @@ class Prepared:
         "_positional",
         "_processed",
         "_readers",
+        "_streamer",
         "dialect",
         "sql",
         "statement",
     )
 
     def __init__(
-        self, stmt: Executable, dialect: Dialect, executor: Executor = driver_cursor
+        self,
+        stmt: Executable,
+        dialect: Dialect,
+        executor: Executor = driver_cursor,
+        streamer: Streamer = driver_chunks,
     ) -> None:
         self.statement = stmt
         self.dialect = dialect
         self._executor = executor
+        self._streamer = streamer
         compiled = stmt.compile(dialect=dialect)  # type: ignore[attr-defined]
         self.sql: str = compiled.string
         escaped = getattr(compiled, "escaped_bind_names", None) or {}
@@ -195,6 +228,54 @@ class Prepared:
         """Run a SELECT and return its rows as the driver gives them; :meth:`reader` builds
         records from them (after the transaction: ``SqlDatabase.run``)."""
         return self._execute(conn, values, True)[0] or []
+
+    def each(
+        self,
+        conn: Connection,
+        read: Callable[[Sequence[Any]], R],
+        values: Mapping[str, Any] | None = None,
+        size: int = STREAM_CHUNK,
+    ) -> list[R]:
+        """Run a SELECT and return ``read`` (a :meth:`reader`) of each row, the rows streamed
+        from the driver ``size`` at a time: a read of every row of a large table holds the
+        records and one chunk of driver rows, never every driver row besides the records."""
+        built: list[R] = []
+        # No cyclic collection while the records are built: each record is a handful of new
+        # containers, so a large read triggers collections by the dozen, and the full ones
+        # traverse the whole heap (every loaded module's objects) to free nothing, since
+        # records hold no reference cycles. They run again once the read is done.
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        chunks = self._stream(conn, values, size)
+        try:
+            for chunk in chunks:
+                built.extend(map(read, chunk))
+        finally:
+            # Close the driver's cursor now, on this connection's thread or greenlet, also when
+            # building a record failed midway (a generator left to the collector would close
+            # it later, elsewhere).
+            chunks.close()
+            if paused:
+                gc.enable()
+        return built
+
+    def _stream(
+        self, conn: Connection, values: Mapping[str, Any] | None, size: int
+    ) -> Generator[list[Any], None, None]:
+        """The streamed form of :meth:`_execute`: this statement's SELECT with its binds of
+        ``values`` on the streamer, its driver rows in lists of at most ``size``; a driver
+        error raised as :meth:`_execute` raises it."""
+        bound = self._bound(values or {})
+        chunks = self._streamer(conn, self.sql, bound, size)
+        try:
+            yield from chunks
+        except Exception as exc:
+            raise driver_error(conn, exc, self.sql, bound) from exc
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
 
     def reader(self, model: type[R], **convert: Callable[[Any], Any]) -> TupleReader[R]:
         """A function building ``model`` from one of :meth:`rows`, ``convert`` (attribute ->
