@@ -37,45 +37,30 @@ RV = TypeVar("RV")
 KEEP_RESULT_ROWS = 64
 
 
-class _Resumed:
-    """A psycopg generator whose next step raises ``exc`` first, then goes on as before.
-
-    Handed to psycopg's own ``AsyncConnection.wait`` when an interruption (a cancellation)
-    arrives during :meth:`LeanAsyncConnection.wait`'s wait: psycopg then handles it exactly as
-    if it had arrived during its own wait (it cancels the query on the server and reads what
-    the query still sends, then raises the interruption).
+class _Continued:
+    """The rest of a psycopg generator, for psycopg's own ``AsyncConnection.wait`` to carry on
+    with: its next step is ``first`` (the wait it just yielded: one for writing, which the
+    reply to a small statement never needs) or raises ``exc`` (an interruption, a
+    cancellation, that arrived during :meth:`LeanAsyncConnection.wait`'s wait: psycopg then
+    handles it exactly as if it had arrived during its own wait, cancelling the query on the
+    server and reading what it still sends before raising the interruption); then the
+    generator goes on as before.
     """
 
-    def __init__(self, gen: Generator[Any, Any, Any], exc: BaseException) -> None:
+    def __init__(
+        self, gen: Generator[Any, Any, Any], *, first: Any = None, exc: BaseException | None = None
+    ) -> None:
         self.gen = gen
-        self.exc: BaseException | None = exc
+        self.first: Any = first
+        self.exc = exc
 
-    def __iter__(self) -> _Resumed:
+    def __iter__(self) -> _Continued:
         return self
 
     def __next__(self) -> Any:
         if self.exc is not None:
             exc, self.exc = self.exc, None
             raise exc
-        return next(self.gen)
-
-    def send(self, value: Any) -> Any:
-        return self.gen.send(value)
-
-
-class _Rest:
-    """The rest of a psycopg generator that has just yielded ``first``: psycopg's own wait
-    takes over from there (a wait for writing, which a reply to a small statement never
-    needs)."""
-
-    def __init__(self, gen: Generator[Any, Any, Any], first: Any) -> None:
-        self.gen = gen
-        self.first: Any = first
-
-    def __iter__(self) -> _Rest:
-        return self
-
-    def __next__(self) -> Any:
         if self.first is not None:
             first, self.first = self.first, None
             return first
@@ -119,13 +104,13 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
                 try:
                     await ready
                 except BaseException as exc:  # noqa: BLE001 - psycopg's wait handles it
-                    rest = _Resumed(gen, exc)
+                    rest = _Continued(gen, exc=exc)
                     break
                 finally:
                     loop.remove_reader(fileno)
                 state = gen.send(READY_R)
             else:
-                rest = _Rest(gen, state)
+                rest = _Continued(gen, first=state)
         except StopIteration as done:
             result = done.value
             return result
