@@ -23,9 +23,12 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.abc import PQGen
+from psycopg.types.json import set_json_loads
 from psycopg.waiting import READY_R, WAIT_R
 from sqlalchemy.engine import Connection
 from sqlalchemy.util import await_only
+
+from composite_store.records.json import parse_json
 
 __all__ = ["LeanAsyncConnection", "execute_raw"]
 
@@ -124,7 +127,14 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
         cursor = self._composite_cursor
         if cursor is None or cursor.closed:
             cursor = self._composite_cursor = psycopg.AsyncRawCursor(self)
+            # JSON and JSONB values parsed by the C scanner alone (parse_json): a trace read
+            # parses three documents a span.
+            set_json_loads(_parse_json_bytes, cursor)
         return cursor
+
+
+def _parse_json_bytes(data: str | bytes) -> Any:
+    return parse_json(data if isinstance(data, str) else data.decode())
 
 
 def _resolve(ready: asyncio.Future[int]) -> None:

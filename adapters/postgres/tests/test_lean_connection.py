@@ -101,3 +101,39 @@ def test_a_large_result_is_not_kept_by_the_cursor(url: str) -> None:
             await store.close()
 
     assert asyncio.run(main()) == (True, False)
+
+
+def test_json_is_parsed_as_json_loads_parses_it(url: str) -> None:
+    """JSONB and JSON values come back through the connection's own loader (parse_json) with
+    the values ``json.loads`` gives for the server's text of them."""
+    import json
+
+    from composite_store_postgres.cursor import execute_raw
+
+    documents = [
+        '{"a": [1, 2.5, "é", {"n": null}], "b": true, "big": 12345678901234567890}',
+        '"a string"',
+        "[]",
+        "-0.5e-3",
+        '{"nested": {"deep": ["x", "y"]}, "emoji": "🙂"}',
+    ]
+
+    def read(conn: Connection) -> list[tuple[object, object, str]]:
+        out = []
+        for doc in documents:
+            rows, _ = execute_raw(conn, "SELECT $1::jsonb, $1::json, $1::jsonb::text", [doc], True)
+            assert rows is not None
+            out.append(rows[0])
+        return out
+
+    async def main() -> list[tuple[object, object, str]]:
+        store = PostgresStore(url)
+        try:
+            return await store.memory.db.run(read, single=True)
+        finally:
+            await store.close()
+
+    for jsonb, plain, text in asyncio.run(main()):
+        assert jsonb == json.loads(text)
+        assert type(jsonb) is type(json.loads(text))
+        assert plain == jsonb
