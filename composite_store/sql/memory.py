@@ -122,8 +122,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             )
 
     def _thread_row(self, conn: Connection, thread_id: str, *, lock: bool = False) -> Thread | None:
-        row = self.select_by("threads", "id", lock=lock).first(conn, {"id": thread_id})
-        return from_row(Thread, row) if row is not None else None
+        return self.select_by("threads", "id", lock=lock).record(conn, Thread, {"id": thread_id})
 
     def _upsert(
         self,
@@ -669,8 +668,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _resource_row(
         self, conn: Connection, resource_id: str, *, lock: bool = False
     ) -> Resource | None:
-        row = self.select_by("resources", "id", lock=lock).first(conn, {"id": resource_id})
-        return from_row(Resource, row) if row is not None else None
+        stmt = self.select_by("resources", "id", lock=lock)
+        return stmt.record(conn, Resource, {"id": resource_id})
 
     async def _get_resource(self, resource_id: str) -> Resource | None:
         return await self.db.run(

@@ -77,11 +77,9 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         stmt = self.prepared(build, workflow_name is not None)
         values = {"run_id": run_id, "workflow_name": workflow_name, "limit": 1}
 
-        def read(conn: Connection) -> WorkflowRun | None:
-            row = stmt.first(conn, values)
-            return from_row(WorkflowRun, row) if row is not None else None
-
-        return await self.db.run(read, single=True, short=True)
+        return await self.db.run(
+            lambda conn: stmt.record(conn, WorkflowRun, values), single=True, short=True
+        )
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
         page, values = self.runs_page(query)

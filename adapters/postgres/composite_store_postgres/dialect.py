@@ -139,6 +139,13 @@ class PostgresDialect(SqlDialect):
         # Bound values are user data (and can be large): keep them out of error messages.
         engine_options.setdefault("hide_parameters", True)
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
+        # Connections of our own class: a cheaper wait per reply and a kept raw cursor
+        # (.cursor); SQLAlchemy's psycopg dialect calls this instead of AsyncConnection.connect.
+        from composite_store_postgres.cursor import LeanAsyncConnection
+
+        connect_args = dict(engine_options.get("connect_args") or {})
+        connect_args.setdefault("async_creator_fn", LeanAsyncConnection.connect)
+        engine_options["connect_args"] = connect_args
         return create_async_engine(url, **engine_options)
 
     def statement_dialect(self, dialect: Dialect) -> Dialect:

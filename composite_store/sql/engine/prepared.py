@@ -293,6 +293,14 @@ class Prepared:
         read: TupleReader[R] = found
         return read
 
+    def record(
+        self, conn: Connection, model: type[R], values: Mapping[str, Any] | None = None
+    ) -> R | None:
+        """The first row as a ``model`` record (:meth:`reader`), or None: a point read without
+        the row dict :meth:`first` builds."""
+        rows = self.rows(conn, values)
+        return self.reader(model)(rows[0]) if rows else None
+
     def run_variant(
         self, conn: Connection, sql: str, values: Mapping[str, Any] | None = None
     ) -> list[Any]:

@@ -1,0 +1,139 @@
+"""The adapter's own psycopg connection class (composite_store_postgres.cursor): the engines it
+creates use it, and its cheaper wait leaves psycopg's behaviour as it was where it matters:
+a cancelled statement is cancelled on the server, and large results are not kept."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from composite_store_postgres import PostgresStore
+from composite_store_postgres.cursor import KEEP_RESULT_ROWS, LeanAsyncConnection
+from sqlalchemy.engine import Connection
+
+from tests.support.backends import unreachable
+from tests.support.servers import postgres
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    found = postgres.find()
+    if isinstance(found, str):
+        unreachable(postgres.BACKEND, found)
+    yield found.url
+
+
+def _driver(conn: Connection) -> object:
+    return conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
+
+
+def test_engines_of_the_adapter_connect_with_the_lean_class(url: str) -> None:
+    async def main() -> object:
+        store = PostgresStore(url)
+        try:
+            return await store.memory.db.run(_driver, single=True)
+        finally:
+            await store.close()
+
+    assert isinstance(asyncio.run(main()), LeanAsyncConnection)
+
+
+def test_a_cancelled_statement_is_cancelled_on_the_server(url: str) -> None:
+    """psycopg cancels the query of an interrupted wait on the server before the interruption
+    reaches the caller; the lean wait hands interruptions to psycopg's, so the server is no
+    longer running the statement once the caller sees the cancellation."""
+    marker = f"cs-cancel-{uuid.uuid4().hex}"
+
+    def sleep(conn: Connection) -> None:
+        conn.exec_driver_sql(f"SELECT pg_sleep(30) /* {marker} */")
+
+    async def main() -> None:
+        store = PostgresStore(url)
+        try:
+            task = asyncio.create_task(store.memory.db.run(sleep, single=True))
+            raw = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+            try:
+                while not _running(raw, marker):  # the statement has reached the server
+                    await asyncio.sleep(0.01)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                assert not _running(raw, marker)
+            finally:
+                raw.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def _running(raw: psycopg.Connection, marker: str) -> bool:
+    with raw.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE %s "
+            "AND pid <> pg_backend_pid()",
+            (f"%{marker}%",),
+        )
+        row = cur.fetchone()
+    raw.commit()
+    return bool(row and row[0])
+
+
+def test_a_large_result_is_not_kept_by_the_cursor(url: str) -> None:
+    from composite_store_postgres.cursor import execute_raw
+
+    def read(conn: Connection, rows: int) -> bool:
+        execute_raw(conn, "SELECT generate_series(1, $1::int)", [rows], True)
+        kept = _driver(conn)._composite_cursor  # type: ignore[attr-defined]
+        return kept is not None and not kept.closed
+
+    async def main() -> tuple[bool, bool]:
+        store = PostgresStore(url)
+        try:
+            db = store.memory.db
+            small = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS), single=True)
+            large = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS + 1), single=True)
+            return small, large
+        finally:
+            await store.close()
+
+    assert asyncio.run(main()) == (True, False)
+
+
+def test_json_is_parsed_as_json_loads_parses_it(url: str) -> None:
+    """JSONB and JSON values come back through the connection's own loader (parse_json) with
+    the values ``json.loads`` gives for the server's text of them."""
+    import json
+
+    from composite_store_postgres.cursor import execute_raw
+
+    documents = [
+        '{"a": [1, 2.5, "é", {"n": null}], "b": true, "big": 12345678901234567890}',
+        '"a string"',
+        "[]",
+        "-0.5e-3",
+        '{"nested": {"deep": ["x", "y"]}, "emoji": "🙂"}',
+    ]
+
+    def read(conn: Connection) -> list[tuple[object, object, str]]:
+        out = []
+        for doc in documents:
+            rows, _ = execute_raw(conn, "SELECT $1::jsonb, $1::json, $1::jsonb::text", [doc], True)
+            assert rows is not None
+            out.append(rows[0])
+        return out
+
+    async def main() -> list[tuple[object, object, str]]:
+        store = PostgresStore(url)
+        try:
+            return await store.memory.db.run(read, single=True)
+        finally:
+            await store.close()
+
+    for jsonb, plain, text in asyncio.run(main()):
+        assert jsonb == json.loads(text)
+        assert type(jsonb) is type(json.loads(text))
+        assert plain == jsonb
