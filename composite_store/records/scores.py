@@ -93,7 +93,9 @@ class Score(StampedRecord):
     def _finite_number(cls, value: Any) -> Any:
         # bool is an int to Python; a score of True is a caller bug. NaN/inf are not JSON and
         # SQLite stores NaN as NULL, which the NOT NULL column refuses.
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not a boolean")
+        if not isinstance(value, (int, float)):
             # A numeric string would be parsed, so it would not come back as it was given.
             raise ValueError(f"must be a number, got {type(value).__name__}")
         if isinstance(value, int) and not -(2**53) <= value <= 2**53:

@@ -410,7 +410,7 @@ def test_batch_insert_otel_spans_round_trips_or_writes_nothing(
 @given(
     row=rows(
         {
-            "did": st.one_of(st.none(), good_ids),
+            "id": st.one_of(st.none(), good_ids),
             "name": good_texts.filter(bool),
             "description": st.one_of(st.none(), good_texts),
             "metadata": good_objects,
@@ -418,7 +418,7 @@ def test_batch_insert_otel_spans_round_trips_or_writes_nothing(
             "input_schema": good_objects,
         },
         {
-            "did": st.one_of(st.none(), ids),
+            "id": st.one_of(st.none(), ids),
             "name": st.one_of(texts_or_big, anything),
             "description": optional_texts,
             "metadata": st.one_of(st.none(), anything, json_objects),
@@ -429,25 +429,18 @@ def test_batch_insert_otel_spans_round_trips_or_writes_nothing(
 )
 def test_create_dataset_round_trips_or_writes_nothing(live: Live, row: dict[str, Any]) -> None:
     did, name, description, metadata, tags, input_schema = (
-        row[k] for k in ("did", "name", "description", "metadata", "tags", "input_schema")
+        row[k] for k in ("id", "name", "description", "metadata", "tags", "input_schema")
     )
     datasets = live.domain("datasets")
 
     async def probe() -> None:
         await datasets.dangerously_clear_all()
         try:
-            made = await datasets.create_dataset(
-                id=did,
-                name=name,
-                description=description,
-                metadata=metadata,
-                tags=tags,
-                input_schema=input_schema,
-            )
+            made = await datasets.create_dataset(**row)
         except ValidationError:
             assert (await datasets.list_datasets()).total == 0
             return
-        assert storable(did, name, description, metadata, tags, input_schema), "accepted"
+        assert storable(*row.values()), "accepted what docs/input.md refuses"
         got = await datasets.get_dataset_by_id(id=made.id)
         assert got is not None and (did is None or got.id == did)
         assert (got.name, got.description) == (name, description)
@@ -511,7 +504,7 @@ def test_batch_insert_items_round_trips_or_writes_nothing(live: Live, row: dict[
 @given(
     row=rows(
         {
-            "eid": st.one_of(st.none(), good_ids),
+            "id": st.one_of(st.none(), good_ids),
             "target_type": good_ids,
             "target_id": good_ids,
             "name": st.one_of(st.none(), good_texts),
@@ -520,7 +513,7 @@ def test_batch_insert_items_round_trips_or_writes_nothing(live: Live, row: dict[
             "dataset_version": st.one_of(st.none(), good_counts),
         },
         {
-            "eid": st.one_of(st.none(), ids),
+            "id": st.one_of(st.none(), ids),
             "target_type": ids,
             "target_id": ids,
             "name": optional_texts,
@@ -534,7 +527,7 @@ def test_create_experiment_round_trips_or_writes_nothing(live: Live, row: dict[s
     eid, target_type, target_id, name, metadata, total_items, dataset_version = (
         row[k]
         for k in (
-            "eid",
+            "id",
             "target_type",
             "target_id",
             "name",
@@ -548,19 +541,11 @@ def test_create_experiment_round_trips_or_writes_nothing(live: Live, row: dict[s
     async def probe() -> None:
         await experiments.dangerously_clear_all()
         try:
-            made = await experiments.create_experiment(
-                id=eid,
-                target_type=target_type,
-                target_id=target_id,
-                name=name,
-                metadata=metadata,
-                total_items=total_items,
-                dataset_version=dataset_version,
-            )
+            made = await experiments.create_experiment(**row)
         except ValidationError:
             assert (await experiments.list_experiments()).total == 0
             return
-        assert storable(eid, target_type, target_id, name, metadata, total_items), "accepted"
+        assert storable(*row.values()), "accepted what docs/input.md refuses"
         got = await experiments.get_experiment_by_id(id=made.id)
         assert got is not None and (eid is None or got.id == eid)
         assert (got.target_type, got.target_id, got.name) == (target_type, target_id, name)
@@ -608,20 +593,11 @@ def test_add_experiment_result_round_trips_or_writes_nothing(
         await experiments.dangerously_clear_all()
         await experiments.create_experiment(id="e", target_type="agent", target_id="a")
         try:
-            made = await experiments.add_experiment_result(
-                experiment_id="e",
-                item_id=item_id,
-                input=input,
-                output=output,
-                error=error,
-                tags=tags,
-                retry_count=retry_count,
-                trace_id=trace_id,
-            )
+            made = await experiments.add_experiment_result(experiment_id="e", **row)
         except ValidationError:
             assert (await experiments.list_experiment_results(experiment_id="e")).total == 0
             return
-        assert storable(item_id, input, output, error, tags, retry_count, trace_id), "accepted"
+        assert storable(*row.values()), "accepted what docs/input.md refuses"
         got = await experiments.get_experiment_result_by_id(id=made.id)
         assert got is not None
         assert (got.item_id, got.retry_count, got.trace_id) == (item_id, retry_count, trace_id)
