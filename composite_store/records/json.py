@@ -134,7 +134,10 @@ def json_value(value: Any, _depth: int = 0, _path: str = "$") -> Any:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} at {_path} is not a string")
-            out[storable_text(key)] = json_value(v, _depth + 1, f"{_path}.{key}")
+            # The key first: a path holding a lone surrogate would make the error message
+            # itself unencodable (pydantic raises UnicodeEncodeError building it).
+            storable_text(key)
+            out[key] = json_value(v, _depth + 1, f"{_path}.{key}")
         return out
     raise ValueError(
         f"{type(value).__name__} at {_path} is not JSON data "

@@ -67,6 +67,13 @@ CASES: list[tuple[type[Any], dict[str, Any], str, Any]] = [
         "result",
         {"score": 1, "big": 2**64},
     ),
+    # The error about 2**63 named the key: a message pydantic could not encode.
+    (
+        EvalRecord,
+        {"agentName": "a", "metricName": "m", "input": "i", "output": "o", "result": {"score": 1}},
+        "result",
+        {"score": 1, "\ud800": 2**63},
+    ),
     (Span, SPAN, "name", "a\x00"),
     # PostgreSQL's B-tree index on name refused a 1 MB name mid-batch (a driver error).
     (Span, SPAN, "name", "x" * 1_000_000),
