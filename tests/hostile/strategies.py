@@ -207,7 +207,7 @@ def rows(good: dict[str, Any], bad: dict[str, Any]) -> st.SearchStrategy[dict[st
 #: Text every backend stores: no NUL, no lone surrogate (category Cs); the special cases
 #: that are storable; rarely 1 MB. Built, not filtered, so hypothesis discards nothing.
 _safe_text = st.text(
-    alphabet=st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=20
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=20
 )
 _safe_special = [s for s in SPECIAL if storable(s)]
 good_ids = st.one_of(
