@@ -6,7 +6,15 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import (
+    Record,
+    StampedRecord,
+    Timestamp,
+    not_blank,
+    stored,
+    uuid4_str,
+    when,
+)
 from composite_store.records.json import Id, Int64, JsonObject, JsonValue, StringList, Text
 
 __all__ = ["Dataset", "DatasetItem", "DatasetItemInput", "DatasetVersion"]
@@ -45,6 +53,12 @@ class Dataset(StampedRecord):
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
 
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
+
 
 class DatasetItemInput(Record):
     """One item to add to a dataset (``add_item``, ``batch_insert_items``); the id is optional."""
@@ -60,6 +74,12 @@ class DatasetItemInput(Record):
     @classmethod
     def _input_required(cls, value: Any) -> Any:
         return _required_json(value)
+
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
 
 
 class DatasetItem(StampedRecord):
@@ -95,6 +115,12 @@ class DatasetItem(StampedRecord):
     def _input_required(cls, value: Any) -> Any:
         return _required_json(value)
 
+    @field_validator("id", "dataset_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
+
 
 class DatasetVersion(Record):
     """One entry of a dataset's version log: the mutation that produced ``version``."""
@@ -103,3 +129,9 @@ class DatasetVersion(Record):
     dataset_id: Id = stored("datasetId", min_length=1)
     version: Int64 = Field(ge=1)
     created_at: Timestamp | None = when("createdAt")
+
+    @field_validator("id", "dataset_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)

@@ -6,7 +6,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import (
+    Record,
+    StampedRecord,
+    Timestamp,
+    not_blank,
+    stored,
+    uuid4_str,
+    when,
+)
 from composite_store.records.json import Id, Int64, JsonObject, JsonValue, StringList, Text
 
 __all__ = [
@@ -57,6 +65,12 @@ class Experiment(StampedRecord):
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
 
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
+
 
 class ExperimentResult(Record):
     """The outcome of running one dataset item in one experiment (unique per item)."""
@@ -90,6 +104,12 @@ class ExperimentResult(Record):
         if value is None:
             raise ValueError("input is required (a JSON value, not None)")
         return value
+
+    @field_validator("id", "experiment_id", "item_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
 
 
 class ReviewSummary(Record):

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
+from composite_store.records.base import (
+    Record,
+    StampedRecord,
+    Timestamp,
+    not_blank,
+    stored,
+    uuid4_str,
+    when,
+)
 from composite_store.records.json import Id, Int64, JsonObject, JsonValue, StringList, Text
 
 __all__ = ["WorkflowDefinition", "WorkflowDefinitionVersion"]
@@ -31,6 +39,12 @@ class WorkflowDefinition(StampedRecord):
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
+
 
 class WorkflowDefinitionVersion(Record):
     """An immutable snapshot of a definition, numbered 1, 2, ... per definition."""
@@ -42,3 +56,9 @@ class WorkflowDefinitionVersion(Record):
     changed_fields: StringList | None = stored("changedFields", default=None)
     change_message: Text | None = stored("changeMessage", default=None)
     created_at: Timestamp = when("createdAt")
+
+    @field_validator("id", "workflow_definition_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)

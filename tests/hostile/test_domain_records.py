@@ -12,6 +12,7 @@ import pytest
 from composite_store import (
     Dataset,
     DatasetItem,
+    DatasetItemInput,
     EvalRecord,
     Experiment,
     ExperimentResult,
@@ -87,6 +88,10 @@ CASES: list[tuple[type[Any], dict[str, Any], str, Any]] = [
     # The encoder raised RecursionError on deep JSON, past the except clause.
     (OtelSpan, OTEL, "other", nested(10_000)),
     (OtelSpan, OTEL, "other", {"x": float("nan")}),
+    # A blank id was written, and then every lookup of it refused it (deep profile, SQLite).
+    (DatasetItemInput, {"input": 1}, "id", " "),
+    (Experiment, {"targetType": "agent", "targetId": "a"}, "id", "\t"),
+    (WorkflowDefinition, {"name": "w"}, "id", " "),
     (Dataset, {"name": "d"}, "name", "\x00"),
     (Dataset, {"name": "d"}, "tags", ["\ud800"]),
     (Dataset, {"name": "d"}, "version", 2**64),
