@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from composite_store.records.base import Record, stored
+from composite_store.records.json import Int64, StringList, Text, json_value
 from composite_store.records.observability import TraceStatus
 from composite_store.types import DateRange
 
@@ -33,15 +34,15 @@ def _json_filter(value: Any, what: str) -> dict[str, Any] | None:
         raise ValueError(f"{what} filter must be a dict of key -> value")
     for key, item in value.items():
         if not isinstance(key, str) or not _FILTER_KEY.match(key):
-            raise ValueError(
-                f"invalid {what} filter key {key!r}: use letters, digits, '_' and '-'"
-            )
+            raise ValueError(f"invalid {what} filter key {key!r}: use letters, digits, '_' and '-'")
         if item is None or not isinstance(item, (str, int, float, bool)):
             raise ValueError(
                 f"{what} filter value for {key!r} must be a string, number or boolean, "
                 f"got {type(item).__name__}"
             )
-    return dict(value)
+    # What no JSON column can hold (NaN, a 65-bit integer, NUL) matches nothing; refusing it
+    # keeps a driver from failing on the bound value.
+    return dict(json_value(dict(value)))
 
 
 class TraceFilter(Record):
@@ -56,21 +57,21 @@ class TraceFilter(Record):
 
     model_config = ConfigDict(extra="forbid")
 
-    trace_id: str | None = stored("traceId", default=None)
-    span_type: str | None = stored("spanType", default=None)
-    entity_type: str | None = stored("entityType", default=None)
-    entity_id: str | None = stored("entityId", default=None)
-    entity_name: str | None = stored("entityName", default=None)
-    user_id: str | None = stored("userId", default=None)
-    organization_id: str | None = stored("organizationId", default=None)
-    resource_id: str | None = stored("resourceId", default=None)
-    run_id: str | None = stored("runId", default=None)
-    session_id: str | None = stored("sessionId", default=None)
-    thread_id: str | None = stored("threadId", default=None)
-    request_id: str | None = stored("requestId", default=None)
-    environment: str | None = None
-    service_name: str | None = stored("serviceName", default=None)
-    source: str | None = None
+    trace_id: Text | None = stored("traceId", default=None)
+    span_type: Text | None = stored("spanType", default=None)
+    entity_type: Text | None = stored("entityType", default=None)
+    entity_id: Text | None = stored("entityId", default=None)
+    entity_name: Text | None = stored("entityName", default=None)
+    user_id: Text | None = stored("userId", default=None)
+    organization_id: Text | None = stored("organizationId", default=None)
+    resource_id: Text | None = stored("resourceId", default=None)
+    run_id: Text | None = stored("runId", default=None)
+    session_id: Text | None = stored("sessionId", default=None)
+    thread_id: Text | None = stored("threadId", default=None)
+    request_id: Text | None = stored("requestId", default=None)
+    environment: Text | None = None
+    service_name: Text | None = stored("serviceName", default=None)
+    source: Text | None = None
     status: TraceStatus | None = None
     has_child_error: bool | None = stored("hasChildError", default=None)
     started_at: DateRange | None = stored("startedAt", default=None)
@@ -78,7 +79,7 @@ class TraceFilter(Record):
     metadata: dict[str, Any] | None = None
     attributes: dict[str, Any] | None = None
     scope: dict[str, Any] | None = None
-    tags: list[str] | None = None
+    tags: StringList | None = None
 
     @field_validator("metadata", "attributes", "scope", mode="before")
     @classmethod
@@ -133,11 +134,11 @@ class OtelSpanFilter(Record):
 
     model_config = ConfigDict(extra="forbid")
 
-    trace_id: str | None = stored("traceId", default=None)
-    parent_span_id: str | None = stored("parentSpanId", default=None)
-    name: str | None = None
-    scope: str | None = None
-    kind: int | None = Field(default=None, ge=0, le=4)
+    trace_id: Text | None = stored("traceId", default=None)
+    parent_span_id: Text | None = stored("parentSpanId", default=None)
+    name: Text | None = None
+    scope: Text | None = None
+    kind: Int64 | None = Field(default=None, ge=0, le=4)
     attributes: dict[str, Any] | None = None
     start_time: DateRange | None = stored("startTime", default=None)
 

@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Self, TypeVar
 
 import pydantic
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from composite_store.errors import ValidationError
 
@@ -68,8 +76,18 @@ def uuid4_str() -> str:
     return str(uuid.uuid4())
 
 
+def _datetime_or_text(value: Any) -> Any:
+    # Pydantic would take a number as Unix seconds: a caller's bug (milliseconds? a count?)
+    # stored as some instant of 1970, not the input round-tripping.
+    if not isinstance(value, (datetime, str)):
+        raise ValueError(
+            f"expected a timezone-aware datetime or an ISO string, got {type(value).__name__}"
+        )
+    return value
+
+
 #: An aware UTC datetime truncated to milliseconds; accepts aware datetimes and ISO strings.
-Timestamp = Annotated[datetime, AfterValidator(to_utc_ms)]
+Timestamp = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(to_utc_ms)]
 
 
 def stored(name: str, *also: str, **kwargs: Any) -> Any:

@@ -6,8 +6,16 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from composite_store.records.base import Record, StampedRecord, Timestamp, stored, uuid4_str, when
-from composite_store.records.json import JsonObject, JsonValue, StringList
+from composite_store.records.base import (
+    Record,
+    StampedRecord,
+    Timestamp,
+    not_blank,
+    stored,
+    uuid4_str,
+    when,
+)
+from composite_store.records.json import Id, Int64, JsonObject, JsonValue, StringList, Text
 
 __all__ = ["Dataset", "DatasetItem", "DatasetItemInput", "DatasetVersion"]
 
@@ -24,32 +32,38 @@ class Dataset(StampedRecord):
     ``version`` counts the item mutations (0 while the dataset is empty and untouched).
     """
 
-    id: str = Field(default_factory=uuid4_str, min_length=1)
-    name: str = Field(min_length=1)
-    description: str | None = None
+    id: Id = Field(default_factory=uuid4_str, min_length=1)
+    name: Text = Field(min_length=1)
+    description: Text | None = None
     metadata: JsonObject | None = None
     input_schema: JsonObject | None = stored("inputSchema", default=None)
     ground_truth_schema: JsonObject | None = stored("groundTruthSchema", default=None)
     tags: StringList | None = None
-    target_type: str | None = stored("targetType", default=None)
+    target_type: Text | None = stored("targetType", default=None)
     target_ids: StringList | None = stored("targetIds", default=None)
     scorer_ids: StringList | None = stored("scorerIds", default=None)
-    version: int = Field(default=0, ge=0)
+    version: Int64 = Field(default=0, ge=0)
     # Mastra 1.x's: the request-context schema, tenancy, and the candidate it was made for.
     request_context_schema: JsonObject | None = stored("requestContextSchema", default=None)
-    organization_id: str | None = stored("organizationId", default=None)
-    project_id: str | None = stored("projectId", default=None)
-    candidate_key: str | None = stored("candidateKey", default=None)
-    candidate_id: str | None = stored("candidateId", default=None)
+    organization_id: Id | None = stored("organizationId", default=None)
+    project_id: Id | None = stored("projectId", default=None)
+    candidate_key: Text | None = stored("candidateKey", default=None)
+    candidate_id: Id | None = stored("candidateId", default=None)
     # Nullable as documented (rows written elsewhere may lack them); ours always set them.
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
+
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
 
 
 class DatasetItemInput(Record):
     """One item to add to a dataset (``add_item``, ``batch_insert_items``); the id is optional."""
 
-    id: str = Field(default_factory=uuid4_str, min_length=1)
+    id: Id = Field(default_factory=uuid4_str, min_length=1)
     input: JsonValue
     ground_truth: JsonValue = stored("groundTruth", default=None)
     request_context: JsonObject | None = stored("requestContext", default=None)
@@ -60,6 +74,12 @@ class DatasetItemInput(Record):
     @classmethod
     def _input_required(cls, value: Any) -> Any:
         return _required_json(value)
+
+    @field_validator("id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
 
 
 class DatasetItem(StampedRecord):
@@ -69,10 +89,10 @@ class DatasetItem(StampedRecord):
     ``valid_to`` replaced it; a tombstone (``is_deleted``) records the item's deletion.
     """
 
-    id: str = Field(default_factory=uuid4_str, min_length=1)
-    dataset_id: str = stored("datasetId", min_length=1)
-    dataset_version: int = stored("datasetVersion", ge=1)
-    valid_to: int | None = stored("validTo", default=None)
+    id: Id = Field(default_factory=uuid4_str, min_length=1)
+    dataset_id: Id = stored("datasetId", min_length=1)
+    dataset_version: Int64 = stored("datasetVersion", ge=1)
+    valid_to: Int64 | None = stored("validTo", default=None)
     is_deleted: bool = stored("isDeleted", default=False)
     input: JsonValue
     ground_truth: JsonValue = stored("groundTruth", default=None)
@@ -82,11 +102,11 @@ class DatasetItem(StampedRecord):
     # Mastra 1.x's: trajectory and tool mocks of agent items, scorers, tenancy, external id.
     expected_trajectory: JsonValue = stored("expectedTrajectory", default=None)
     tool_mocks: JsonValue = stored("toolMocks", default=None)
-    unmocked_tool_policy: str | None = stored("unmockedToolPolicy", default=None)
+    unmocked_tool_policy: Text | None = stored("unmockedToolPolicy", default=None)
     scorer_ids: StringList | None = stored("scorerIds", default=None)
-    organization_id: str | None = stored("organizationId", default=None)
-    project_id: str | None = stored("projectId", default=None)
-    external_id: str | None = stored("externalId", default=None)
+    organization_id: Id | None = stored("organizationId", default=None)
+    project_id: Id | None = stored("projectId", default=None)
+    external_id: Id | None = stored("externalId", default=None)
     created_at: Timestamp | None = when("createdAt")
     updated_at: Timestamp | None = when("updatedAt")
 
@@ -95,11 +115,23 @@ class DatasetItem(StampedRecord):
     def _input_required(cls, value: Any) -> Any:
         return _required_json(value)
 
+    @field_validator("id", "dataset_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)
+
 
 class DatasetVersion(Record):
     """One entry of a dataset's version log: the mutation that produced ``version``."""
 
-    id: str = Field(default_factory=uuid4_str, min_length=1)
-    dataset_id: str = stored("datasetId", min_length=1)
-    version: int = Field(ge=1)
+    id: Id = Field(default_factory=uuid4_str, min_length=1)
+    dataset_id: Id = stored("datasetId", min_length=1)
+    version: Int64 = Field(ge=1)
     created_at: Timestamp | None = when("createdAt")
+
+    @field_validator("id", "dataset_id")
+    @classmethod
+    def _ids_not_blank(cls, value: str) -> str:
+        # A blank id is written but never read back (every lookup refuses it).
+        return not_blank(value)

@@ -19,6 +19,8 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH",
     "Id",
+    "Int64",
+    "JsonArray",
     "JsonObject",
     "JsonValue",
     "StringList",
@@ -210,7 +212,10 @@ def _json_value(value: Any, _depth: int, _path: str) -> Any:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"object key {key!r} at {_path} is not a string")
-            out[storable_text(key)] = _json_value(v, _depth + 1, f"{_path}.{key}")
+            # The key first: a path holding a lone surrogate would make the error message
+            # itself unencodable (pydantic raises UnicodeEncodeError building it).
+            storable_text(key)
+            out[key] = _json_value(v, _depth + 1, f"{_path}.{key}")
         return out
     raise ValueError(
         f"{type(value).__name__} at {_path} is not JSON data "
@@ -218,9 +223,7 @@ def _json_value(value: Any, _depth: int, _path: str) -> Any:
     )
 
 
-def check_json(
-    value: Any, _depth: int = 0, text: Callable[[str], str] = storable_text
-) -> None:
+def check_json(value: Any, _depth: int = 0, text: Callable[[str], str] = storable_text) -> None:
     """Raise ``ValueError`` where :func:`json_value` would, without copying ``value``;
     pydantic models inside it (message parts given as models) count as JSON objects.
     ``text`` checks every string and key (:func:`encodable_text` for message content, stored
@@ -266,22 +269,41 @@ def _object(value: Any) -> dict[str, Any]:
     return result
 
 
+def _array(value: Any) -> list[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected a JSON array (list), got {type(value).__name__}")
+    result: list[Any] = json_value(value)
+    return result
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ValueError(f"expected a list of strings, got {type(value).__name__}")
     for item in value:
         if not isinstance(item, str):
             raise ValueError(f"expected a list of strings, found {item!r}")
+        storable_text(item)
     return list(value)
+
+
+def _int64(value: int) -> int:
+    if not _INT_MIN <= value <= _INT_MAX:
+        raise ValueError(f"{value} does not fit in a signed 64-bit integer")
+    return value
 
 
 #: Any JSON value (object, array, string, number, boolean or null).
 JsonValue = Annotated[Any, PlainValidator(json_value)]
 #: A JSON object with string keys.
 JsonObject = Annotated[dict[str, Any], PlainValidator(_object)]
-#: A JSON array of strings (tags, ids).
+#: A JSON array.
+JsonArray = Annotated[list[Any], PlainValidator(_array)]
+#: A JSON array of storable strings (tags, ids).
 StringList = Annotated[list[str], PlainValidator(_strings)]
 #: Text every backend stores verbatim (:func:`storable_text`): no U+0000, no lone surrogate.
 Text = Annotated[str, Strict(), AfterValidator(storable_text)]
 #: An identifier (:func:`storable_id`): storable text of at most ``MAX_ID_LENGTH`` characters.
 Id = Annotated[str, Strict(), AfterValidator(storable_id)]
+#: An integer column: a real ``int`` (not a bool, a float or a numeric string, which would not
+#: round-trip as given) within signed 64 bits, what every backend's integer column holds.
+Int64 = Annotated[int, Strict(), AfterValidator(_int64)]

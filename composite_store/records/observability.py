@@ -9,7 +9,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from composite_store.records.base import Record, Timestamp, not_blank, stored, when
-from composite_store.records.json import compact_json
+from composite_store.records.json import (
+    Id,
+    Int64,
+    JsonArray,
+    JsonObject,
+    JsonValue,
+    StringList,
+    Text,
+    compact_json,
+    json_value,
+)
 
 __all__ = [
     "INT64_MAX",
@@ -52,47 +62,49 @@ class Span(Record):
     still running; ``error`` set means it failed.
     """
 
-    trace_id: str = stored("traceId", min_length=1)
-    span_id: str = stored("spanId", min_length=1)
-    parent_span_id: str | None = stored("parentSpanId", default=None)
-    name: str
-    span_type: str = stored("spanType", min_length=1)
+    trace_id: Id = stored("traceId", min_length=1)
+    span_id: Id = stored("spanId", min_length=1)
+    parent_span_id: Id | None = stored("parentSpanId", default=None)
+    # An id, not free text: Mastra indexes name and (entityType, entityName), and a B-tree
+    # entry holds a few kilobytes (PostgreSQL refuses a longer one when it is written).
+    name: Id
+    span_type: Id = stored("spanType", min_length=1)
     is_event: bool = stored("isEvent", default=False)
     started_at: Timestamp = stored("startedAt")
     ended_at: Timestamp | None = stored("endedAt", default=None)
-    entity_type: str | None = stored("entityType", default=None)
-    entity_id: str | None = stored("entityId", default=None)
-    entity_name: str | None = stored("entityName", default=None)
-    parent_entity_type: str | None = stored("parentEntityType", default=None)
-    parent_entity_id: str | None = stored("parentEntityId", default=None)
-    parent_entity_name: str | None = stored("parentEntityName", default=None)
-    root_entity_type: str | None = stored("rootEntityType", default=None)
-    root_entity_id: str | None = stored("rootEntityId", default=None)
-    root_entity_name: str | None = stored("rootEntityName", default=None)
-    user_id: str | None = stored("userId", default=None)
-    organization_id: str | None = stored("organizationId", default=None)
-    resource_id: str | None = stored("resourceId", default=None)
-    run_id: str | None = stored("runId", default=None)
-    session_id: str | None = stored("sessionId", default=None)
-    thread_id: str | None = stored("threadId", default=None)
-    request_id: str | None = stored("requestId", default=None)
-    environment: str | None = None
-    service_name: str | None = stored("serviceName", default=None)
-    source: str | None = None
+    entity_type: Id | None = stored("entityType", default=None)
+    entity_id: Id | None = stored("entityId", default=None)
+    entity_name: Id | None = stored("entityName", default=None)
+    parent_entity_type: Id | None = stored("parentEntityType", default=None)
+    parent_entity_id: Id | None = stored("parentEntityId", default=None)
+    parent_entity_name: Text | None = stored("parentEntityName", default=None)
+    root_entity_type: Id | None = stored("rootEntityType", default=None)
+    root_entity_id: Id | None = stored("rootEntityId", default=None)
+    root_entity_name: Text | None = stored("rootEntityName", default=None)
+    user_id: Id | None = stored("userId", default=None)
+    organization_id: Id | None = stored("organizationId", default=None)
+    resource_id: Id | None = stored("resourceId", default=None)
+    run_id: Id | None = stored("runId", default=None)
+    session_id: Id | None = stored("sessionId", default=None)
+    thread_id: Id | None = stored("threadId", default=None)
+    request_id: Id | None = stored("requestId", default=None)
+    environment: Text | None = None
+    service_name: Text | None = stored("serviceName", default=None)
+    source: Text | None = None
     # Mastra 1.x's (@mastra/core 1.71): the versions of the entities, and the experiment.
-    entity_version_id: str | None = stored("entityVersionId", default=None)
-    parent_entity_version_id: str | None = stored("parentEntityVersionId", default=None)
-    root_entity_version_id: str | None = stored("rootEntityVersionId", default=None)
-    experiment_id: str | None = stored("experimentId", default=None)
-    scope: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    tags: list[str] | None = None
-    attributes: dict[str, Any] | None = None
-    links: list[Any] | None = None
-    input: Any = None
-    output: Any = None
-    error: Any = None
-    request_context: dict[str, Any] | None = stored("requestContext", default=None)
+    entity_version_id: Id | None = stored("entityVersionId", default=None)
+    parent_entity_version_id: Id | None = stored("parentEntityVersionId", default=None)
+    root_entity_version_id: Id | None = stored("rootEntityVersionId", default=None)
+    experiment_id: Id | None = stored("experimentId", default=None)
+    scope: JsonObject | None = None
+    metadata: JsonObject | None = None
+    tags: StringList | None = None
+    attributes: JsonObject | None = None
+    links: JsonArray | None = None
+    input: JsonValue = None
+    output: JsonValue = None
+    error: JsonValue = None
+    request_context: JsonObject | None = stored("requestContext", default=None)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp | None = stored("updatedAt", default=None)
 
@@ -122,40 +134,40 @@ class SpanUpdate(Record):
 
     model_config = ConfigDict(extra="forbid")
 
-    parent_span_id: str | None = stored("parentSpanId", default=None)
-    name: str | None = None
-    span_type: str | None = stored("spanType", default=None, min_length=1)
+    parent_span_id: Id | None = stored("parentSpanId", default=None)
+    name: Id | None = None
+    span_type: Id | None = stored("spanType", default=None, min_length=1)
     is_event: bool | None = stored("isEvent", default=None)
     started_at: Timestamp | None = stored("startedAt", default=None)
     ended_at: Timestamp | None = stored("endedAt", default=None)
-    entity_type: str | None = stored("entityType", default=None)
-    entity_id: str | None = stored("entityId", default=None)
-    entity_name: str | None = stored("entityName", default=None)
-    parent_entity_type: str | None = stored("parentEntityType", default=None)
-    parent_entity_id: str | None = stored("parentEntityId", default=None)
-    parent_entity_name: str | None = stored("parentEntityName", default=None)
-    root_entity_type: str | None = stored("rootEntityType", default=None)
-    root_entity_id: str | None = stored("rootEntityId", default=None)
-    root_entity_name: str | None = stored("rootEntityName", default=None)
-    user_id: str | None = stored("userId", default=None)
-    organization_id: str | None = stored("organizationId", default=None)
-    resource_id: str | None = stored("resourceId", default=None)
-    run_id: str | None = stored("runId", default=None)
-    session_id: str | None = stored("sessionId", default=None)
-    thread_id: str | None = stored("threadId", default=None)
-    request_id: str | None = stored("requestId", default=None)
-    environment: str | None = None
-    service_name: str | None = stored("serviceName", default=None)
-    source: str | None = None
-    scope: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    tags: list[str] | None = None
-    attributes: dict[str, Any] | None = None
-    links: list[Any] | None = None
-    input: Any = None
-    output: Any = None
-    error: Any = None
-    request_context: dict[str, Any] | None = stored("requestContext", default=None)
+    entity_type: Id | None = stored("entityType", default=None)
+    entity_id: Id | None = stored("entityId", default=None)
+    entity_name: Id | None = stored("entityName", default=None)
+    parent_entity_type: Id | None = stored("parentEntityType", default=None)
+    parent_entity_id: Id | None = stored("parentEntityId", default=None)
+    parent_entity_name: Text | None = stored("parentEntityName", default=None)
+    root_entity_type: Id | None = stored("rootEntityType", default=None)
+    root_entity_id: Id | None = stored("rootEntityId", default=None)
+    root_entity_name: Text | None = stored("rootEntityName", default=None)
+    user_id: Id | None = stored("userId", default=None)
+    organization_id: Id | None = stored("organizationId", default=None)
+    resource_id: Id | None = stored("resourceId", default=None)
+    run_id: Id | None = stored("runId", default=None)
+    session_id: Id | None = stored("sessionId", default=None)
+    thread_id: Id | None = stored("threadId", default=None)
+    request_id: Id | None = stored("requestId", default=None)
+    environment: Text | None = None
+    service_name: Text | None = stored("serviceName", default=None)
+    source: Text | None = None
+    scope: JsonObject | None = None
+    metadata: JsonObject | None = None
+    tags: StringList | None = None
+    attributes: JsonObject | None = None
+    links: JsonArray | None = None
+    input: JsonValue = None
+    output: JsonValue = None
+    error: JsonValue = None
+    request_context: JsonObject | None = stored("requestContext", default=None)
 
     @model_validator(mode="after")
     def _required_stay_set(self) -> SpanUpdate:
@@ -205,19 +217,19 @@ class OtelSpan(Record):
     is serialized.
     """
 
-    id: str = Field(min_length=1)
-    parent_span_id: str | None = stored("parentSpanId", default=None)
-    name: str
-    trace_id: str = stored("traceId", min_length=1)
-    scope: str
-    kind: int = Field(ge=0, le=4)
-    attributes: dict[str, Any] | None = None
-    status: dict[str, Any] | None = None
-    events: list[Any] | None = None
-    links: list[Any] | None = None
-    other: str | None = None
-    start_time: int = stored("startTime", ge=0, le=INT64_MAX)
-    end_time: int = stored("endTime", ge=0, le=INT64_MAX)
+    id: Id = Field(min_length=1)
+    parent_span_id: Id | None = stored("parentSpanId", default=None)
+    name: Text
+    trace_id: Id = stored("traceId", min_length=1)
+    scope: Text
+    kind: Int64 = Field(ge=0, le=4)
+    attributes: JsonObject | None = None
+    status: JsonObject | None = None
+    events: JsonArray | None = None
+    links: JsonArray | None = None
+    other: Text | None = None
+    start_time: Int64 = stored("startTime", ge=0, le=INT64_MAX)
+    end_time: Int64 = stored("endTime", ge=0, le=INT64_MAX)
     created_at: Timestamp = when("createdAt")
 
     @field_validator("id", "trace_id")
@@ -236,7 +248,9 @@ class OtelSpan(Record):
         if value is None or isinstance(value, str):
             return value
         try:
-            # Compact, like Mastra's JSON.stringify.
-            return compact_json(value)
-        except (TypeError, ValueError) as exc:
+            # json_value first: it refuses NaN, deep nesting and text no backend stores with a
+            # ValueError, where the encoder would raise RecursionError. Compact, like Mastra's
+            # JSON.stringify.
+            return compact_json(json_value(value))
+        except ValueError as exc:
             raise ValueError(f"must be JSON text or a JSON-serializable value ({exc})") from exc

@@ -17,6 +17,7 @@ from composite_store.records.base import (
     uuid4_str,
     when,
 )
+from composite_store.records.json import Id, JsonObject, JsonValue, Text
 
 __all__ = ["EvalRecord", "EvalType", "Score", "ScoreSource"]
 
@@ -40,40 +41,40 @@ class Score(StampedRecord):
     describes the scorer (name, description, config) as a JSON object.
     """
 
-    id: str = Field(default_factory=uuid4_str, min_length=1)
-    scorer_id: str = stored("scorerId", min_length=1)
-    trace_id: str | None = stored("traceId", default=None)
-    span_id: str | None = stored("spanId", default=None)
-    run_id: str = stored("runId", min_length=1)
-    scorer: dict[str, Any]
-    preprocess_step_result: Any = stored("preprocessStepResult", default=None)
-    extract_step_result: Any = stored("extractStepResult", default=None)
-    analyze_step_result: Any = stored("analyzeStepResult", default=None)
+    id: Id = Field(default_factory=uuid4_str, min_length=1)
+    scorer_id: Id = stored("scorerId", min_length=1)
+    trace_id: Id | None = stored("traceId", default=None)
+    span_id: Id | None = stored("spanId", default=None)
+    run_id: Id = stored("runId", min_length=1)
+    scorer: JsonObject
+    preprocess_step_result: JsonValue = stored("preprocessStepResult", default=None)
+    extract_step_result: JsonValue = stored("extractStepResult", default=None)
+    analyze_step_result: JsonValue = stored("analyzeStepResult", default=None)
     score: float
-    reason: str | None = None
-    metadata: dict[str, Any] | None = None
-    preprocess_prompt: str | None = stored("preprocessPrompt", default=None)
-    extract_prompt: str | None = stored("extractPrompt", default=None)
-    generate_score_prompt: str | None = stored("generateScorePrompt", default=None)
-    generate_reason_prompt: str | None = stored("generateReasonPrompt", default=None)
-    analyze_prompt: str | None = stored("analyzePrompt", default=None)
-    reason_prompt: str | None = stored("reasonPrompt", default=None)
-    input: Any
-    output: Any
-    additional_context: Any = stored("additionalContext", default=None)
-    request_context: Any = stored("requestContext", default=None)
-    entity_type: str | None = stored("entityType", default=None)
-    entity: dict[str, Any] | None = None
-    entity_id: str | None = stored("entityId", default=None)
+    reason: Text | None = None
+    metadata: JsonObject | None = None
+    preprocess_prompt: Text | None = stored("preprocessPrompt", default=None)
+    extract_prompt: Text | None = stored("extractPrompt", default=None)
+    generate_score_prompt: Text | None = stored("generateScorePrompt", default=None)
+    generate_reason_prompt: Text | None = stored("generateReasonPrompt", default=None)
+    analyze_prompt: Text | None = stored("analyzePrompt", default=None)
+    reason_prompt: Text | None = stored("reasonPrompt", default=None)
+    input: JsonValue
+    output: JsonValue
+    additional_context: JsonValue = stored("additionalContext", default=None)
+    request_context: JsonValue = stored("requestContext", default=None)
+    entity_type: Id | None = stored("entityType", default=None)
+    entity: JsonObject | None = None
+    entity_id: Id | None = stored("entityId", default=None)
     source: ScoreSource
-    resource_id: str | None = stored("resourceId", default=None)
-    thread_id: str | None = stored("threadId", default=None)
+    resource_id: Id | None = stored("resourceId", default=None)
+    thread_id: Id | None = stored("threadId", default=None)
     # Mastra 1.x's: tenancy, and the batch / dataset item an experiment scored.
-    organization_id: str | None = stored("organizationId", default=None)
-    project_id: str | None = stored("projectId", default=None)
-    batch_id: str | None = stored("batchId", default=None)
-    dataset_id: str | None = stored("datasetId", default=None)
-    dataset_item_id: str | None = stored("datasetItemId", default=None)
+    organization_id: Id | None = stored("organizationId", default=None)
+    project_id: Id | None = stored("projectId", default=None)
+    batch_id: Id | None = stored("batchId", default=None)
+    dataset_id: Id | None = stored("datasetId", default=None)
+    dataset_item_id: Id | None = stored("datasetItemId", default=None)
     created_at: Timestamp = when("createdAt")
     updated_at: Timestamp = when("updatedAt")
 
@@ -94,7 +95,14 @@ class Score(StampedRecord):
         # SQLite stores NaN as NULL, which the NOT NULL column refuses.
         if isinstance(value, bool):
             raise ValueError("must be a number, not a boolean")
-        if isinstance(value, (int, float)) and not math.isfinite(value):
+        if not isinstance(value, (int, float)):
+            # A numeric string would be parsed, so it would not come back as it was given.
+            raise ValueError(f"must be a number, got {type(value).__name__}")
+        if isinstance(value, int) and not -(2**53) <= value <= 2**53:
+            # The column is a double: a wider integer would come back as another number
+            # (and one past a double's range would raise OverflowError in isfinite).
+            raise ValueError("an integer score must be within +-2**53 (a double holds it exactly)")
+        if not math.isfinite(value):
             raise ValueError("must be a finite number")
         return value
 
@@ -108,17 +116,17 @@ class EvalRecord(Record):
     ``testPath``) for evals of test runs and None for live ones.
     """
 
-    input: str
-    output: str
-    result: dict[str, Any]
-    agent_name: str = stored("agent_name", "agentName", min_length=1)
-    metric_name: str = stored("metric_name", "metricName", min_length=1)
-    instructions: str = ""
-    test_info: dict[str, Any] | None = stored("test_info", "testInfo", default=None)
-    global_run_id: str = stored(
+    input: Text
+    output: Text
+    result: JsonObject
+    agent_name: Id = stored("agent_name", "agentName", min_length=1)
+    metric_name: Id = stored("metric_name", "metricName", min_length=1)
+    instructions: Text = ""
+    test_info: JsonObject | None = stored("test_info", "testInfo", default=None)
+    global_run_id: Id = stored(
         "global_run_id", "globalRunId", default_factory=uuid4_str, min_length=1
     )
-    run_id: str = stored("run_id", "runId", default_factory=uuid4_str, min_length=1)
+    run_id: Id = stored("run_id", "runId", default_factory=uuid4_str, min_length=1)
     created_at: Timestamp = when("created_at", "createdAt")
 
     @field_validator("agent_name", "metric_name", "global_run_id", "run_id")

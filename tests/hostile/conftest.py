@@ -34,6 +34,16 @@ settings.register_profile(
 settings.register_profile("smoke", parent=settings.get_profile("ci"), max_examples=30)
 settings.load_profile("ci")
 
+
+def budget(ci: int) -> settings:
+    """``ci`` examples per backend under the ``ci`` profile, the profile's count under any
+    other (``deep``: 10,000; ``smoke``: 30): the domain properties of
+    test_properties_domains.py are many, so CI runs fewer of each than of the memory ones."""
+    if settings.get_current_profile_name() == "ci":
+        return settings(max_examples=ci)
+    return settings()
+
+
 #: backend -> a store URL for the session (server backends provision a namespace).
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
     "inmemory": lambda request, tmp: "memory://",

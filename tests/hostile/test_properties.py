@@ -17,108 +17,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from composite_store import ConflictError, NotFoundError, Page, ValidationError
-from composite_store.records.json import MAX_JSON_DEPTH, storable_id
-from composite_store.rules.paging import MAX_PAGE
 from tests.hostile.conftest import Live
-
-# -- strategies ----------------------------------------------------------------------------------
-
-SPECIAL = [
-    "", " ", "alice", "alice ", " alice", "Alice", "alice\t", "alice\u00a0", "alicé",
-    "$where", "$ne", "$gt", "$", "a.b", ".", "..", "{", "}", "{}", "[", "*", "%", "_", "?",
-    "\\", "'", '"', "`", ";", "--", "' OR '1'='1", "${x}", "__proto__", "constructor",
-    "NaN", "Infinity", "null", "true", "1e309", "\x00", "a\x00b", "\ud800", "a\udfffb",
-    "\ufeff", "\u200b", "ß", "\u017f", "\u0130", "🙂", "e\u0301", "\n", "\r\n",
-    "x" * 256, "é" * 255,
-]
-BIG = ["x" * 1_000_000, "é" * 500_000]
-
-#: Short text, the special cases, the special cases glued to text; rarely 1 MB.
-texts = st.one_of(
-    st.text(max_size=20),
-    st.sampled_from(SPECIAL),
-    st.builds(lambda a, b: a + b, st.sampled_from(SPECIAL), st.text(max_size=4)),
-    st.sampled_from(SPECIAL),
-)
-texts_or_big = st.one_of(texts, texts, texts, st.sampled_from(BIG))
-keys = st.one_of(st.sampled_from(SPECIAL), st.text(max_size=8))
-
-
-def nested(depth: int) -> Any:
-    value: Any = "leaf"
-    for i in range(depth):
-        value = {"k": value} if i % 2 else [value]
-    return value
-
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
+from tests.hostile.strategies import (
+    anything,
+    deep,
+    ids,
+    json_objects,
+    json_values,
+    same_json,
     texts,
+    texts_or_big,
+    valid_id,
 )
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-deep = st.sampled_from([MAX_JSON_DEPTH - 2, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, 10_000]).map(
-    nested
-)
-json_objects = st.one_of(
-    st.dictionaries(keys, json_values, max_size=5),
-    st.builds(lambda v: {"deep": v}, deep),
-)
-#: Anything at all where an argument of another type is expected.
-anything = st.one_of(
-    scalars,
-    st.binary(max_size=4),
-    st.lists(scalars, max_size=3),
-    st.dictionaries(keys, scalars, max_size=3),
-    st.sampled_from([{"$ne": None}, {"$gt": ""}, {"$where": "1"}, ["a"], (), set(), object()]),
-    st.integers(min_value=MAX_PAGE - 1, max_value=2**64),
-    st.integers(min_value=-(2**64), max_value=1),
-)
-ids = st.one_of(texts, texts, anything)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"  # JSON has one number type (and MongoDB hands back Int64)
-    if isinstance(value, (list, tuple)):
-        return "array"  # a tuple given is stored as the JSON array it is
-    return type(value).__name__
-
-
-def _same_json(a: Any, b: Any) -> bool:
-    """JSON equality that tells 1 from True the way ``==`` does not."""
-    if _kind(a) != _kind(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) or isinstance(b, float):
-        # PostgreSQL's JSONB keeps numbers as numerics: 7.205759403792258e+16 comes back as
-        # the integer 72057594037922580, the same double.
-        return float(a) == float(b)
-    return bool(a == b)
-
-
-def _valid_id(value: Any) -> bool:
-    if not isinstance(value, str) or not value.strip():
-        return False
-    try:
-        storable_id(value)
-    except ValueError:
-        return False
-    return True
-
 
 # -- writes round-trip verbatim or write nothing -------------------------------------------------
 
@@ -140,7 +50,7 @@ def test_save_thread_round_trips_or_writes_nothing(
         got = await memory.get_thread_by_id(thread_id=tid, resource_id=rid)
         assert got is not None
         assert (got.id, got.resource_id, got.title) == (tid, rid, title or "")
-        assert _same_json(got.metadata, metadata)
+        assert same_json(got.metadata, metadata)
         [listed] = (await memory.list_threads(filter={"resource_id": rid})).items
         assert listed.id == tid
 
@@ -177,9 +87,9 @@ def test_save_messages_round_trips_or_writes_nothing(
             return
         page = await memory.list_messages(thread_id="t", resource_id="r", per_page=False)
         got = {m.id: m for m in page.items}
-        assert _same_json(got[mid].content.parts, [{"type": "text", "text": text}])
-        assert _same_json(got[mid].content.metadata, metadata)
-        assert _same_json(got[mid].content.model_extra.get("toolInvocations"), extra)
+        assert same_json(got[mid].content.parts, [{"type": "text", "text": text}])
+        assert same_json(got[mid].content.metadata, metadata)
+        assert same_json(got[mid].content.model_extra.get("toolInvocations"), extra)
         [by_id] = await memory.list_messages_by_id(message_ids=[mid])
         assert by_id.thread_id == "t"
 
@@ -199,12 +109,12 @@ def test_update_resource_round_trips_or_writes_nothing(
                 resource_id=rid, working_memory=working_memory, metadata=metadata
             )
         except ValidationError:
-            if _valid_id(rid):
+            if valid_id(rid):
                 assert await memory.get_resource_by_id(resource_id=rid) is None
             return
         got = await memory.get_resource_by_id(resource_id=rid)
         assert got is not None and got.id == rid and got.working_memory == working_memory
-        assert _same_json(got.metadata, metadata)
+        assert same_json(got.metadata, metadata)
 
     live.run(probe())
 
@@ -225,7 +135,7 @@ def test_persist_workflow_snapshot_round_trips_or_writes_nothing(
             assert (await workflows.list_workflow_runs()).items == []
             return
         loaded = await workflows.load_workflow_snapshot(workflow_name=name, run_id=run)
-        assert _same_json(loaded, snapshot)
+        assert same_json(loaded, snapshot)
         [listed] = (await workflows.list_workflow_runs(workflow_name=name, resource_id=rid)).items
         assert (listed.workflow_name, listed.run_id, listed.resource_id) == (name, run, rid)
 
@@ -251,9 +161,9 @@ def test_update_workflow_results_round_trips_or_writes_nothing(
             snap = await workflows.load_workflow_snapshot(workflow_name="w", run_id="r")
             assert snap == {"context": {}}
             return
-        assert _same_json(got[step], result)
+        assert same_json(got[step], result)
         snap = await workflows.load_workflow_snapshot(workflow_name="w", run_id="r")
-        assert snap is not None and _same_json(snap["context"][step], result)
+        assert snap is not None and same_json(snap["context"][step], result)
 
     live.run(probe())
 
