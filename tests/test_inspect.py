@@ -35,13 +35,13 @@ def test_a_current_store_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str
     _fresh(url)
     assert cli.main(["inspect", url]) == 0
     text = capsys.readouterr().out
-    assert "schema version  3, current" in text
+    assert "schema version  4, current" in text
     assert "rows            threads 1, messages 0, resources 0" in text
     assert "7 of 7 domain(s) reachable, initialized, current and without drift" in text
     status, report = _inspect(url, capsys)
     assert status == 0 and report["ok"]
     memory = report["domains"]["memory"]
-    assert memory["reachable"] and memory["schema_version"] == 3 and memory["drift"] == []
+    assert memory["reachable"] and memory["schema_version"] == 4 and memory["drift"] == []
     assert memory["rows"] == {"threads": 1, "messages": 0, "resources": 0}
 
 

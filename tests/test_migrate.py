@@ -294,6 +294,47 @@ def test_a_fresh_store_records_the_current_versions(tmp_path: Path) -> None:
     _run(scenario)
 
 
+def test_sqlite_upgrade_from_version_3_builds_the_new_indexes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database the previous release created (version 3 recorded, without version 4's
+    indexes) is served with a warning, and ``migrate`` builds the indexes: they are steps of a
+    version of their own, which a database at 3 still runs."""
+    import sqlite3
+
+    path = tmp_path / "release3.db"
+    url = f"sqlite:///{path}"
+    index = "mastra_workflow_snapshot_resourceid_created_at_idx"
+
+    async def version_3() -> None:
+        async with open_store(url) as store:
+            for dom in store.domains.values():
+                await dom._write_schema_version(3)  # type: ignore[attr-defined]
+        with sqlite3.connect(path) as db:
+            db.execute(f"DROP INDEX {index}")
+        store = open_store(url)
+        with pytest.warns(SchemaDriftWarning, match="at schema version 3"):
+            await store.init()  # index-only: served, not refused
+        await store.close()
+
+    _run(version_3)
+    assert cli.main(["migrate", url]) == 0
+    done = capsys.readouterr().out
+    assert "version 3 -> 4" in done and index in done, done
+    with sqlite3.connect(path) as db:
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchall()
+    assert found == [(1,)]
+
+    async def current() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            async with open_store(url) as store:
+                for name, dom in store.domains.items():
+                    assert await dom.schema_version() == current_version(name) == 4, name
+
+    _run(current)
+
+
 async def _create_version_1_sql(url: str) -> None:
     """The tables of release 1 (schema version 1): without the columns, Mastra indexes and
     primary key name that version 2 added, with version 1 recorded."""

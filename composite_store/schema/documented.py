@@ -42,7 +42,7 @@ DEFAULT_PREFIX = "mastra_"
 #: The highest domain schema version of this release; each domain's own version, and the
 #: migrations to it, are in ``composite_store.schema.migrations`` (recorded per domain by
 #: ``init()``).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DOMAINS: tuple[str, ...] = (
     "memory",

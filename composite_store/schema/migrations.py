@@ -225,28 +225,44 @@ def _mastra_1x_migrations() -> tuple[Migration, ...]:
 
 
 #: Version 3's other steps, by domain (issue 19): workflow runs of one workflow read newest
-#: first in index order on the relational backends (PostgreSQL has Mastra's index already),
-#: and a resource's runs likewise (Mastra has no index on resourceId).
+#: first in index order on the relational backends (PostgreSQL has Mastra's index already).
 _VERSION_3_INDEXES: dict[str, tuple[Step, ...]] = {
-    "memory": (CreateIndex("messages", "thread_id_createdat_id_idx"),),
-    "workflows": (
-        CreateIndex("workflow_snapshot", "name_created_at_idx"),
-        CreateIndex("workflow_snapshot", "resourceid_created_at_idx"),
-    ),
+    "workflows": (CreateIndex("workflow_snapshot", "name_created_at_idx"),),
 }
 
 
 _VERSION_3_TEXT = {
-    "memory": (
-        "; index messages by (thread_id, createdAt DESC, id DESC) on PostgreSQL "
-        "(<prefix>messages_thread_id_createdat_id_idx)"
-    ),
     "workflows": (
         "; index workflow runs by (workflow_name, createdAt DESC, run_id DESC) "
-        "(<prefix>workflow_snapshot_name_created_at_idx) and by (resourceId, createdAt "
-        "DESC, run_id DESC) (<prefix>workflow_snapshot_resourceid_created_at_idx)"
+        "(<prefix>workflow_snapshot_name_created_at_idx)"
     ),
 }
+
+#: Version 4 (issue 19, reads at scale): indexes only, so never required. A database that a
+#: release at version 3 created already recorded 3; these steps are a version of their own so
+#: that ``migrate`` still reaches it.
+_VERSION_4: dict[str, tuple[str, tuple[Step, ...]]] = {
+    "memory": (
+        "index messages by (thread_id, createdAt DESC, id DESC) on PostgreSQL "
+        "(<prefix>messages_thread_id_createdat_id_idx): a thread's newest messages in index "
+        "order whatever the statistics say",
+        (CreateIndex("messages", "thread_id_createdat_id_idx"),),
+    ),
+    "workflows": (
+        "index workflow runs by (resourceId, createdAt DESC, run_id DESC) "
+        "(<prefix>workflow_snapshot_resourceid_created_at_idx): a resource's runs newest first "
+        "(Mastra has no index on resourceId)",
+        (CreateIndex("workflow_snapshot", "resourceid_created_at_idx"),),
+    ),
+}
+
+
+def _version_4_migrations() -> tuple[Migration, ...]:
+    """Version 4: the indexes of ``_VERSION_4``; no change for the other domains."""
+    return tuple(
+        Migration(domain, 4, *_VERSION_4.get(domain, ("no change to this domain", ())))
+        for domain in DOMAINS
+    )
 
 
 def _exact_text_migrations() -> tuple[Migration, ...]:
@@ -298,6 +314,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("experiments", 1, _BASELINE),
     *_mastra_1x_migrations(),
     *_exact_text_migrations(),
+    *_version_4_migrations(),
 )
 
 

@@ -100,7 +100,7 @@ def test_mariadb_version_2_tables_are_migrated_to_exact_text(
         await store.init()
         try:
             for name, dom in store.domains.items():
-                assert await dom.schema_version() == current_version(name) == 3, name
+                assert await dom.schema_version() == current_version(name) == 4, name
             memory = store.memory
             await memory.update_resource(resource_id="alice", working_memory="secret")
             assert await memory.get_resource_by_id(resource_id="alice ") is None
