@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from composite_store import cli, open_store
 from composite_store.admin.copy import copy_domains
 from composite_store.errors import CompositeStoreError, SchemaMismatchError
 from composite_store.inmemory import InMemoryStore
-from composite_store.schema import table, tables_for
+from composite_store.schema import DOMAINS, table, tables_for
 from composite_store.schema.drift import compare
 from composite_store.schema.migrations import SchemaDriftWarning, current_version
 from composite_store.sql.store import SqlStore
@@ -42,6 +43,23 @@ async def _drift(store: Store) -> list[str]:
         physical = await dom.describe_physical()
         found += [d.message for d in compare(tables_for(dom.domain), physical)]
     return found
+
+
+@asynccontextmanager
+async def _current_store(url: str) -> AsyncIterator[Store]:
+    """The store at ``url``, checked to be migrated: ``init()`` warns of no drift, ``inspect``
+    finds none, and every domain records this release's version; closed afterwards."""
+    store = open_store(url)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaDriftWarning)
+        await store.init()
+    try:
+        assert await _drift(store) == []
+        for name, dom in store.domains.items():
+            assert await dom.schema_version() == current_version(name), name
+        yield store
+    finally:
+        await store.close()
 
 
 async def _create_version_0_sql(url: str) -> None:
@@ -94,16 +112,8 @@ def _upgrade(url: str, capsys: pytest.CaptureFixture[str], *, statements: int) -
     assert f"applied {statements} statement(s)" in done
 
     async def after() -> None:
-        store = open_store(url)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", SchemaDriftWarning)
-            await store.init()
-        try:
-            assert await _drift(store) == []
-            for name, dom in store.domains.items():
-                assert await dom.schema_version() == current_version(name), name
-        finally:
-            await store.close()
+        async with _current_store(url):
+            pass
 
     _run(after)
     # A second migrate has nothing left to do.
@@ -326,13 +336,11 @@ def test_sqlite_upgrade_from_version_3_builds_the_new_indexes(
     assert found == [(1,)]
 
     async def current() -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", SchemaDriftWarning)
-            async with open_store(url) as store:
-                for name, dom in store.domains.items():
-                    assert await dom.schema_version() == current_version(name) == 4, name
+        async with _current_store(url):
+            pass
 
     _run(current)
+    assert {current_version(name) for name in DOMAINS} == {4}
 
 
 async def _create_version_1_sql(url: str) -> None:
@@ -407,14 +415,7 @@ def _upgrade_from_1(url: str, capsys: pytest.CaptureFixture[str]) -> str:
     assert f"version 1 -> {current_version('memory')}" in done
 
     async def after() -> None:
-        store = open_store(url)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", SchemaDriftWarning)
-            await store.init()
-        try:
-            assert await _drift(store) == []
-            for name, dom in store.domains.items():
-                assert await dom.schema_version() == current_version(name), name
+        async with _current_store(url) as store:
             # A span with the new columns round-trips.
             await store.observability.create_span(
                 span={"trace_id": "t", "span_id": "s", "name": "n", "span_type": "AGENT_RUN",
@@ -422,8 +423,6 @@ def _upgrade_from_1(url: str, capsys: pytest.CaptureFixture[str]) -> str:
             )
             span = await store.observability.get_span(trace_id="t", span_id="s")
             assert span is not None and span.experiment_id == "x1"
-        finally:
-            await store.close()
 
     _run(after)
     return done
