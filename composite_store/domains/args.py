@@ -24,6 +24,9 @@ __all__ = [
     "require_list",
 ]
 
+#: The largest integer argument: a signed 64-bit column holds it on every backend.
+INT64_MAX: Final = 2**63 - 1
+
 
 class _Unset:
     def __repr__(self) -> str:
@@ -105,6 +108,8 @@ def optional_int(value: Any, what: str, *, minimum: int = 0) -> int | None:
         raise ValidationError(f"{what} must be an integer, got {value!r}")
     if value < minimum:
         raise ValidationError(f"{what} must be >= {minimum}, got {value}")
+    if value > INT64_MAX:  # what every backend's integer column and bound value holds
+        raise ValidationError(f"{what} must be at most {INT64_MAX} (64 bits), got {value}")
     return value
 
 

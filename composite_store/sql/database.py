@@ -388,11 +388,7 @@ class SqlDatabase:
         """Delete every row of ``specs``' tables."""
         tables = [self.tables[s.base_name] for s in specs]
 
-        def delete(conn: Connection) -> None:
-            for table in tables:
-                conn.execute(table.delete())
-
-        await self.run(delete, write=True)
+        await self.run(lambda conn: self.dialect.clear_tables(conn, tables), write=True)
 
     async def ping(self) -> None:
         # Compiled per dialect: Oracle before 23ai needs "SELECT 1 FROM DUAL".

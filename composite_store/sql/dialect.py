@@ -168,6 +168,12 @@ class SqlDialect:
     def begin(self, conn: Connection, *, write: bool) -> None:
         """Start the operation's transaction; the default lets SQLAlchemy autobegin."""
 
+    def clear_tables(self, conn: Connection, tables: Sequence[sa.Table]) -> None:
+        """Delete every row of ``tables`` inside the operation's transaction
+        (``dangerously_clear_all``); the default: one ``DELETE`` a table."""
+        for table in tables:
+            conn.execute(table.delete())
+
     #: ``UPDATE .. RETURNING`` and ``INSERT .. ON CONFLICT .. RETURNING`` (PostgreSQL, SQLite
     #: 3.35+): a write can say what it touched or wrote without another statement.
     update_returning: ClassVar[bool] = False

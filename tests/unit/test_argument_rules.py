@@ -9,10 +9,24 @@ import pydantic
 import pytest
 
 from composite_store import ValidationError, open_store
-from composite_store.domains.args import optional_id, page_window, require_id
+from composite_store.domains.args import (
+    INT64_MAX,
+    optional_id,
+    optional_int,
+    page_window,
+    require_id,
+)
 from composite_store.rules.paging import order_field, window_from
 
 ORDER = {"createdAt": "createdAt", "created_at": "createdAt"}
+
+
+def test_an_integer_argument_fits_in_64_bits() -> None:
+    """A version or count past 2**63 - 1 is refused before it reaches a driver (SQLite's
+    raised OverflowError, an error type outside the API)."""
+    assert optional_int(INT64_MAX, "version") == INT64_MAX
+    with pytest.raises(ValidationError, match="version must be at most"):
+        optional_int(INT64_MAX + 1, "version")
 
 
 @pytest.mark.parametrize("value", ["", "   ", None, 3])

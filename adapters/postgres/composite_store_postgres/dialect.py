@@ -52,6 +52,11 @@ MAX_IDENTIFIER_BYTES = 63
 TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
 #: Seconds after which a pooled connection is replaced (proxies and servers drop idle ones).
 POOL_RECYCLE = 1800
+#: Rows from which ``dangerously_clear_all`` truncates a table rather than deleting its rows
+#: (``PostgresDialect.clear_tables``).
+TRUNCATE_FROM_ROWS = 1000
+#: lock_not_available: a lock wait ran past ``lock_timeout``.
+LOCK_NOT_AVAILABLE = "55P03"
 
 
 _LOGIN_REFUSALS = (
@@ -171,6 +176,42 @@ class PostgresDialect(SqlDialect):
         from composite_store_postgres.cursor import stream_raw
 
         return stream_raw(conn, sql, params, size)
+
+    def clear_tables(self, conn: Connection, tables: Sequence[sa.Table]) -> None:
+        """Delete every row of ``tables``: a table of ``TRUNCATE_FROM_ROWS`` rows or more is
+        truncated (as Mastra's ``clearTable`` does), a smaller one deleted row by row.
+
+        A ``DELETE`` leaves every row dead in the table and its indexes until a vacuum reaches
+        them, and the next reads and unique checks of the same keys step over the dead
+        entries (a test suite or a benchmark writing the same ids again after each clear
+        read the same traces at half speed). ``TRUNCATE`` leaves nothing behind but costs a
+        fixed few milliseconds a table (new files, synced at commit), more than deleting a
+        few rows. It needs an exclusive lock: behind another session's lock it waits at most
+        ``lock_timeout`` and the rows are deleted instead.
+        """
+        large: list[sa.Table] = []
+        for table in tables:
+            sample = sa.select(sa.literal(1)).select_from(table).limit(TRUNCATE_FROM_ROWS)
+            rows = conn.execute(sa.select(sa.func.count()).select_from(sample.subquery()))
+            if rows.scalar_one() >= TRUNCATE_FROM_ROWS:
+                large.append(table)
+            else:
+                conn.execute(table.delete())
+        if not large:
+            return
+        names = ", ".join(conn.dialect.identifier_preparer.format_table(t) for t in large)
+        savepoint = conn.begin_nested()
+        try:
+            conn.execute(sa.text("SET LOCAL lock_timeout = '2s'"))
+            conn.execute(sa.text(f"TRUNCATE {names}"))
+        except sa.exc.OperationalError as exc:
+            if getattr(exc.orig, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise
+            savepoint.rollback()
+            for table in large:
+                conn.execute(table.delete())
+        else:
+            savepoint.commit()
 
     def ensure_autocommit(self, driver: Any) -> Awaitable[Any] | None:
         # docstring inherited

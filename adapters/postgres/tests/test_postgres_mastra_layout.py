@@ -278,3 +278,54 @@ def test_a_batch_with_an_unstorable_message_writes_nothing(env: Env) -> None:
     env.run(env.store.memory.save_messages(messages=[nul]))
     [got] = env.run(env.store.memory.list_messages(thread_id="t1")).items
     assert got.content.parts == [{"type": "text", "text": "a\x00b"}]
+
+
+# -- dangerously_clear_all -----------------------------------------------------------------------
+
+
+def _relfilenode(env: Env, base: str) -> int:
+    [(node,)] = env.rows(f"SELECT pg_relation_filenode('{env.table(base)}')")
+    return int(node)
+
+
+def _fill_messages(env: Env, count: int) -> None:
+    env.run(env.store.memory.save_thread(thread=Thread(id="t1", resource_id="u1")))
+    env.run(
+        env.store.memory.save_messages(
+            messages=[
+                Message(id=f"m{i:05d}", thread_id="t1", resource_id="u1", role="user", content="x")
+                for i in range(count)
+            ]
+        )
+    )
+
+
+def test_clearing_truncates_large_tables_and_deletes_small_ones(env: Env) -> None:
+    """A table of TRUNCATE_FROM_ROWS rows or more is truncated (a new file: no dead rows left
+    for the next reads of the same keys), a smaller one keeps its file (rows deleted)."""
+    from composite_store_postgres.dialect import TRUNCATE_FROM_ROWS
+
+    _fill_messages(env, TRUNCATE_FROM_ROWS)
+    messages, threads = _relfilenode(env, "messages"), _relfilenode(env, "threads")
+    env.run(env.store.memory.dangerously_clear_all())
+    assert env.rows(f"SELECT count(*) FROM {env.table('messages')}") == [(0,)]
+    assert env.rows(f"SELECT count(*) FROM {env.table('threads')}") == [(0,)]
+    assert _relfilenode(env, "messages") != messages  # truncated
+    assert _relfilenode(env, "threads") == threads  # one row: deleted
+
+
+def test_clearing_behind_another_sessions_lock_deletes_instead_of_waiting(env: Env) -> None:
+    """TRUNCATE waits for every other session's lock on the table; behind a reader's open
+    transaction the clear gives up waiting after lock_timeout and deletes the rows."""
+    from composite_store_postgres.dialect import TRUNCATE_FROM_ROWS
+
+    _fill_messages(env, TRUNCATE_FROM_ROWS)
+    messages = _relfilenode(env, "messages")
+    reader = psycopg.connect(env.raw.info.dsn)
+    try:
+        reader.execute(f"SELECT 1 FROM {env.table('messages')} LIMIT 1")  # holds ACCESS SHARE
+        env.run(asyncio.wait_for(env.store.memory.dangerously_clear_all(), timeout=20))
+    finally:
+        reader.close()
+    assert env.rows(f"SELECT count(*) FROM {env.table('messages')}") == [(0,)]
+    assert _relfilenode(env, "messages") == messages  # deleted, not truncated

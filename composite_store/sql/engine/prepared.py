@@ -92,10 +92,38 @@ def driver_cursor(
         cursor.close()
 
 
+
+def _binder(
+    binds: Sequence[tuple[str, str, Processor]], fixed: Mapping[str, Any], positional: bool
+) -> Callable[[Mapping[str, Any]], Any]:
+    """A function turning the caller's values into the driver's parameters for ``binds``,
+    generated once per statement (as ``records.trusted`` generates its readers): one display
+    of every parameter, no loop. A multi-row upsert binds hundreds of values (10 spans: 460),
+    and the loop's own unpacking and lookups cost as much as the conversions (125 -> 60 us).
+    """
+    env: dict[str, Any] = {}
+    items = []
+    for i, (sql_name, name, process) in enumerate(binds):
+        if name in fixed:
+            env[f"fixed_{i}"] = fixed[name]
+            value = f"(values[{name!r}] if {name!r} in values else fixed_{i})"
+        else:
+            value = f"values[{name!r}]"
+        if process is not None:
+            env[f"process_{i}"] = process
+            value = f"(None if (v := {value}) is None else process_{i}(v))"
+        items.append(value if positional else f"{sql_name!r}: {value}")
+    body = "[" + ", ".join(items) + "]" if positional else "{" + ", ".join(items) + "}"
+    namespace = dict(env)
+    exec(compile(f"def bind(values):\n    return {body}\n", "<bind>", "exec"), namespace)
+    bind: Callable[[Mapping[str, Any]], Any] = namespace["bind"]
+    return bind
+
 class Prepared:
     """One statement compiled for one dialect, with its bind and result conversions."""
 
     __slots__ = (
+        "_bind",
         "_binds",
         "_executor",
         "_fixed",
@@ -139,6 +167,7 @@ class Prepared:
             by_sql_name = {b[0]: b for b in self._binds}
             self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
         self._positional = order is not None
+        self._bind = _binder(self._binds, self._fixed, self._positional)
         if (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
@@ -175,16 +204,10 @@ class Prepared:
     # -- binding -------------------------------------------------------------------------------
 
     def _bound(self, values: Mapping[str, Any]) -> Any:
-        fixed = self._fixed
-        converted = []
-        for _, name, process in self._binds:
-            value = values[name] if name in values else fixed[name]
-            converted.append(process(value) if process is not None and value is not None else value)
-        if self._positional:
-            return converted
-        return {
-            sql_name: value for (sql_name, _, _), value in zip(self._binds, converted, strict=True)
-        }
+        """The driver's parameters for ``values`` (by the caller's bind names): each value
+        through its bind processor, None as it is; a value not given takes the statement's
+        fixed one."""
+        return self._bind(values)
 
     # -- execution -----------------------------------------------------------------------------
 
