@@ -96,6 +96,8 @@ class Prepared:
     """One statement compiled for one dialect, with its bind and result conversions."""
 
     __slots__ = (
+        "_bind_names",
+        "_bind_processors",
         "_binds",
         "_executor",
         "_fixed",
@@ -103,6 +105,7 @@ class Prepared:
         "_positional",
         "_processed",
         "_readers",
+        "_sql_names",
         "_streamer",
         "dialect",
         "sql",
@@ -139,6 +142,14 @@ class Prepared:
             by_sql_name = {b[0]: b for b in self._binds}
             self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
         self._positional = order is not None
+        #: What :meth:`_bound` reads: the caller's name of every placeholder in order, and
+        #: (position, processor) of the placeholders whose type converts the value (a batch
+        #: of 10 spans binds 420 values, of which 140 convert).
+        self._bind_names: tuple[str, ...] = tuple(name for _, name, _ in self._binds)
+        self._sql_names: tuple[str, ...] = tuple(sql_name for sql_name, _, _ in self._binds)
+        self._bind_processors: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
+            (i, process) for i, (_, _, process) in enumerate(self._binds) if process is not None
+        )
         if (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
@@ -175,16 +186,19 @@ class Prepared:
     # -- binding -------------------------------------------------------------------------------
 
     def _bound(self, values: Mapping[str, Any]) -> Any:
-        fixed = self._fixed
-        converted = []
-        for _, name, process in self._binds:
-            value = values[name] if name in values else fixed[name]
-            converted.append(process(value) if process is not None and value is not None else value)
+        """The driver's parameters for ``values`` (the caller's names; a value the statement
+        embeds is taken from it unless given): a list on positional dialects, else a dict by
+        the names in the SQL; each value converted by its type (None stays None)."""
+        if self._fixed:
+            values = {**self._fixed, **values}
+        converted = list(map(values.__getitem__, self._bind_names))
+        for i, process in self._bind_processors:
+            value = converted[i]
+            if value is not None:
+                converted[i] = process(value)
         if self._positional:
             return converted
-        return {
-            sql_name: value for (sql_name, _, _), value in zip(self._binds, converted, strict=True)
-        }
+        return dict(zip(self._sql_names, converted, strict=True))
 
     # -- execution -----------------------------------------------------------------------------
 
