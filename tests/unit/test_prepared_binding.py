@@ -25,7 +25,11 @@ class Tagged(sa.types.TypeDecorator[str]):
 
 metadata = sa.MetaData()
 items = sa.Table(
-    "items", metadata, sa.Column("id", sa.Text), sa.Column("tag", Tagged), sa.Column("n", sa.Integer)
+    "items",
+    metadata,
+    sa.Column("id", sa.Text),
+    sa.Column("tag", Tagged),
+    sa.Column("n", sa.Integer),
 )
 
 
