@@ -7,7 +7,7 @@ compiled for the server actually connected, so a ``mysql://`` URL pointing at Ma
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -163,6 +163,14 @@ class MysqlDialect(SqlDialect):
         from composite_store_mysql.cursor import execute_direct
 
         return execute_direct(conn, sql, params, fetch)
+
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        # docstring inherited
+        from composite_store_mysql.cursor import stream_direct
+
+        return stream_direct(conn, sql, params, size)
 
     def upsert_returning(self) -> bool:
         # docstring inherited
