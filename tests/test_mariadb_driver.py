@@ -28,12 +28,14 @@ EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def _run(
-    request: pytest.FixtureRequest, test: Callable[[SqlStore, SqlDatabase], Awaitable[None]]
+    request: pytest.FixtureRequest,
+    test: Callable[[SqlStore, SqlDatabase], Awaitable[None]],
+    query: str = "",
 ) -> None:
     from tests.support.servers import mariadb
 
     # One connection: every operation of a test meets what the previous one left.
-    url = mariadb.session_url(request) + "?pool_size=1&max_overflow=0&pool_timeout=5"
+    url = mariadb.session_url(request) + "?pool_size=1&max_overflow=0&pool_timeout=5" + query
 
     async def go() -> None:
         store = open_store(url)
@@ -58,7 +60,10 @@ def _stream(db: SqlDatabase, conn: Connection, sql: str) -> Any:
 SEQUENCE = f"SELECT seq FROM seq_1_to_{ROWS}"
 
 
-def test_statements_with_parameters_run_prepared(request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(("query", "prepared"), [("", True), ("&stmt_cache_size=0", False)])
+def test_statements_with_parameters_run_prepared(
+    request: pytest.FixtureRequest, query: str, prepared: bool
+) -> None:
     status = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = %s"
 
     def executed(conn: Connection) -> int:
@@ -69,10 +74,13 @@ def test_statements_with_parameters_run_prepared(request: pytest.FixtureRequest)
         before = await db.run(executed)
         for _ in range(3):
             assert await store.memory.get_thread_by_id(thread_id="t1") is not None
-        # The three reads, and the status read itself.
-        assert await db.run(executed) - before >= 4
+        after = await db.run(executed)
+        if prepared:  # the three reads, and the status read itself
+            assert after - before >= 4
+        else:  # the URL turned the statement cache off
+            assert after == before
 
-    _run(request, test)
+    _run(request, test, query)
 
 
 def test_every_message_of_a_long_thread_is_read_in_order(request: pytest.FixtureRequest) -> None:
