@@ -70,12 +70,10 @@ async def _open_unbuffered(driver: Any, sql: str, params: Any) -> Any:
 
 
 def _drain(conn: Connection, cursor: Any) -> None:
-    """Read what is left of ``cursor``'s result, so the connection can run its next statement;
-    a connection that fails to is invalidated (never reused)."""
-    try:
-        _await(conn, cursor.close())
-    except Exception:  # noqa: BLE001 - the connection's state is unknown: it is let go
-        conn.invalidate()
+    """Read what is left of ``cursor``'s result, so the connection can run its next statement.
+    A failure (the connection lost) is raised: ``Prepared._stream`` raises it as SQLAlchemy
+    would, which invalidates the connection on a disconnect."""
+    _await(conn, cursor.close())
 
 
 def stream_direct(conn: Connection, sql: str, params: Any, size: int) -> Iterator[list[Any]]:
