@@ -4,7 +4,10 @@
     ``mariadb://...``, with optional query parameters ``prefix`` (default ``mastra_``),
     ``schema`` (another database on the server), ``pool_size``, ``max_overflow``,
     ``pool_timeout``, ``pool_recycle``; other parameters (``ssl_ca=...``,
-    ``connect_timeout=10``) go to the driver. The connection charset is utf8mb4.
+    ``connect_timeout=10``) go to the driver. The connection charset is utf8mb4. Statements
+    with parameters run as server-side prepared statements, up to 256 kept per connection
+    (asyncmy's ``stmt_cache_size``; ``?stmt_cache_size=0`` sends every value in the SQL text
+    instead).
 :extra: ``pip install "composite-store[mysql]"`` (installs ``composite-store-mysql``).
 :driver: asyncmy through SQLAlchemy's ``mysql+asyncmy`` async engine, for every URL form above
     (``mysql+pymysql://`` is accepted for compatibility and served by asyncmy too). Servers:

@@ -7,7 +7,7 @@ compiled for the server actually connected, so a ``mysql://`` URL pointing at Ma
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -60,6 +60,10 @@ LOGIN_REFUSALS = {
     1049: "create the database (CREATE DATABASE ...) or name an existing one in the URL's path",
     1698: "the server authenticates this user otherwise (unix_socket?); check the user in the URL",
 }
+#: Prepared statements asyncmy keeps per connection (least recently used closed first): the
+#: library's statements of every shape a workload uses, well under the servers'
+#: max_prepared_stmt_count (16382) for a pool of dozens of connections.
+STATEMENT_CACHE = 256
 #: Seconds after which a pooled connection is replaced (below the servers' wait_timeout).
 POOL_RECYCLE = 3600
 #: Strict: a value that does not fit is an error, never silently truncated. Fixed per
@@ -130,6 +134,12 @@ class MysqlDialect(SqlDialect):
         connect_args = dict(engine_options.pop("connect_args", {}))
         # asyncmy's own sql_mode= argument is sent unquoted, which the server rejects.
         connect_args.setdefault("init_command", f"SET SESSION sql_mode='{SQL_MODE}'")
+        # Statements with parameters run as server-side prepared statements, kept per
+        # connection: values travel in the binary protocol instead of being escaped into the
+        # SQL text, and rows come back binary (a 10-span upsert: 240 -> 31 us of client CPU).
+        # A URL's own ?stmt_cache_size= (0: off) goes to the driver as given.
+        if "stmt_cache_size" not in make_url(url).query:
+            connect_args.setdefault("stmt_cache_size", STATEMENT_CACHE)
         return create_async_engine(url, connect_args=connect_args, **engine_options)
 
     def is_transient(self, exc: sa.exc.DBAPIError) -> bool:
@@ -155,6 +165,14 @@ class MysqlDialect(SqlDialect):
         from composite_store_mysql.cursor import execute_direct
 
         return execute_direct(conn, sql, params, fetch)
+
+    def stream_prepared(
+        self, conn: Connection, sql: str, params: Any, size: int
+    ) -> Iterator[list[Any]]:
+        # docstring inherited
+        from composite_store_mysql.cursor import stream_direct
+
+        return stream_direct(conn, sql, params, size)
 
     def upsert_returning(self) -> bool:
         # docstring inherited
