@@ -27,6 +27,7 @@ __all__ = [
     "Role",
     "Thread",
     "message_from_row",
+    "stored_content_text",
 ]
 
 Role = Literal["user", "assistant", "system"]
@@ -130,6 +131,28 @@ class MessageContent(BaseModel):
 
 
 _CONTENT_FIELDS = frozenset(MessageContent.model_fields)
+
+
+def stored_content_text(text: str | dict[str, Any]) -> str:
+    """``MessageContent.from_stored(text).to_json()``, without the record in between for the
+    usual stored content (a JSON object holding ``format`` and ``parts`` and only content
+    fields): the same text, the same errors. The stored row of a record read from a stored
+    row (copy's row path, ``sql.transfer.export_stored``)."""
+    if type(text) is str:
+        try:
+            value = parse_json(text)
+        except ValueError:
+            value = None  # a legacy plain string: from_stored's path
+        if (
+            type(value) is dict
+            and "format" in value
+            and "parts" in value
+            and value.keys() <= _CONTENT_FIELDS
+        ):
+            # What from_stored builds of it holds these fields (the missing ones None) and
+            # nothing extra; to_json leaves out the None ones.
+            return _content_json({k: v for k, v in value.items() if v is not None})
+    return MessageContent.from_stored(text).to_json()
 
 
 class Message(Record):
