@@ -319,6 +319,8 @@ _ODD_CONTENT = {
     "odd-no-parts": '{"format":2,"content":"no parts"}',
     "odd-escaped": '{"format":2,"parts":[{"type":"text","text":"\\u00e9\\/"}]}',
     "odd-not-object": "[1, 2]",
+    "odd-escapes": '{"format":2,"parts":[{"t":"\\u2028 \\ud83d\\ude00 \\" \\\\ \\n \\u0000"}]}',
+    "odd-numbers": '{"format":2,"parts":[{"n":[1.5,1e10,-0.0,12345678901234567890,1E2]}]}',
 }
 
 
