@@ -121,8 +121,12 @@ class IsoTimestamp(TypeDecorator[datetime]):
 
     def bind_processor(self, dialect: Dialect) -> Any:
         # As result_processor: the conversion itself, without TypeDecorator's wrapping calls
-        # per value (every written message, span, run has a timestamp or two).
-        if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
+        # per value (every written message, span, run has a timestamp or two). A subclass
+        # that converts otherwise (its own process_bind_param) keeps the wrapped form.
+        if (
+            type(self).process_bind_param is not IsoTimestamp.process_bind_param
+            or self.impl_instance.dialect_impl(dialect).bind_processor(dialect)
+        ):
             return super().bind_processor(dialect)
         return _write_iso
 
