@@ -21,10 +21,14 @@ import pytest
 
 from composite_store import cli, open_store
 from composite_store.admin.copy import CopyReport, Progress, copy_domains, shared_domains
+from composite_store.domains.hooks import StoredRows
 from composite_store.errors import ValidationError
 from composite_store.inmemory import InMemoryStore
-from composite_store.records.tables import key_of
+from composite_store.records.tables import key_of, row_of
+from composite_store.schema import table as spec_of
 from composite_store.schema import tables_for
+from composite_store.sql import transfer
+from composite_store.sql.domain import SqlDomain
 from composite_store.store import Store
 from tests.support.backends import ran, unreachable
 from tests.support.copy_data import BIG_THREAD, fill, snapshot
@@ -299,3 +303,189 @@ def test_without_rich_the_command_says_how_to_get_progress_bars(
     captured = capsys.readouterr()
     assert 'pip install "composite-store[cli]"' in captured.err
     assert "  workflows.workflow_snapshot: 5 read, 5 written" in captured.err
+
+
+# -- the row path between relational stores -----------------------------------------------------
+
+#: Stored content as other writers leave it (raw rows in the source file): what the records'
+#: copy normalises (a legacy string becomes format 2, spaces and null fields go, extra keys
+#: stay), and the row path must write the same text for.
+_ODD_CONTENT = {
+    "odd-legacy": "just a plain string",
+    "odd-legacy-nul": "a plain string with a \x00 NUL",
+    "odd-spaces": '{"format": 2, "parts": [{"type": "text", "text": "spaced"}]}',
+    "odd-null-fields": '{"format":2,"parts":[],"content":null,"metadata":null}',
+    "odd-extra": '{"format":2,"parts":[],"toolInvocations":[{"a":1}],"metadata":{"k":null}}',
+    "odd-no-parts": '{"format":2,"content":"no parts"}',
+    "odd-escaped": '{"format":2,"parts":[{"type":"text","text":"\\u00e9\\/"}]}',
+    "odd-not-object": "[1, 2]",
+    "odd-escapes": '{"format":2,"parts":[{"t":"\\u2028 \\ud83d\\ude00 \\" \\\\ \\n \\u0000"}]}',
+    "odd-numbers": '{"format":2,"parts":[{"n":[1.5,1e10,-0.0,12345678901234567890,1E2]}]}',
+}
+
+
+def _add_raw_messages(url: str, contents: dict[str, str]) -> None:
+    """Messages of thread ``big`` written straight into the source file, content as given."""
+    import sqlite3
+
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+        conn.executemany(
+            'INSERT INTO mastra_messages (id, thread_id, content, role, type, "createdAt", '
+            '"resourceId") VALUES (?, ?, ?, ?, ?, ?, ?)',
+            [
+                (mid, "big", text, "user", "v2", "2026-03-01T12:00:00.000Z", "u1")
+                for mid, text in contents.items()
+            ],
+        )
+
+
+async def _stored_messages(store: Store) -> list[tuple[Any, ...]]:
+    dom = store.memory
+    assert isinstance(dom, StoredRows)
+    rows: list[tuple[Any, ...]] = []
+    cursor = None
+    while True:
+        page, cursor = await dom.export_stored_rows(table="messages", cursor=cursor, limit=700)
+        rows += page
+        if cursor is None:
+            return rows
+
+
+@pytest.fixture
+def records_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The relational domains move no table as stored rows: copy takes the records' path."""
+    monkeypatch.setattr(SqlDomain, "row_tables", frozenset())
+
+
+def _copy_counting_rows(
+    src_url: str, dst: Store, monkeypatch: pytest.MonkeyPatch
+) -> tuple[CopyReport, int]:
+    calls = []
+    real = transfer.import_stored
+
+    async def counted(dom: Any, base: str, rows: Any) -> None:
+        calls.append(len(rows))
+        await real(dom, base, rows)
+
+    monkeypatch.setattr(transfer, "import_stored", counted)
+
+    async def run() -> CopyReport:
+        async with open_store(src_url) as src, dst:
+            return await copy_domains(src, dst, domains=["memory"], batch=500)
+
+    report = asyncio.run(run())
+    monkeypatch.setattr(transfer, "import_stored", real)
+    return report, sum(calls)
+
+
+@pytest.mark.parametrize("destination", ["sqlite", "postgres"])
+def test_the_row_path_writes_what_the_records_path_writes(
+    filled_sqlite: str,
+    namespaces: Namespaces,
+    destination: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Into a fresh relational destination messages go as stored rows; every stored value,
+    content text included (odd content normalised as the records' copy normalises it), equals
+    what the records' path writes, and the destination reads like the source."""
+    _add_raw_messages(filled_sqlite, _ODD_CONTENT)
+    by_rows = namespaces.open(destination, "rows")
+    by_records = open_store(f"sqlite:///{tmp_path / 'records.db'}")
+
+    async def clear(store: Store) -> None:
+        async with store:
+            for dom in store.domains.values():
+                await dom.dangerously_clear_all()
+
+    asyncio.run(clear(by_rows))
+    report, rows_written = _copy_counting_rows(filled_sqlite, by_rows, monkeypatch)
+    tables = {t.table: t for t in report.tables}
+    messages = BIG_THREAD + 15 + len(_ODD_CONTENT)
+    assert rows_written == messages == tables["messages"].written
+    assert report.ok and tables["messages"].read == messages
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SqlDomain, "row_tables", frozenset())
+        report, rows_written = _copy_counting_rows(filled_sqlite, by_records, patched)
+    assert rows_written == 0 and report.ok
+
+    async def compare() -> None:
+        src = open_store(filled_sqlite)
+        rows_dst = namespaces.open(destination, "rows")
+        records_dst = open_store(f"sqlite:///{tmp_path / 'records.db'}")
+        async with src, rows_dst, records_dst:
+            assert await _stored_messages(rows_dst) == await _stored_messages(records_dst)
+            legacy = (await rows_dst.memory.list_messages_by_id(message_ids=["odd-legacy"]))[0]
+            assert legacy.content.parts == [{"type": "text", "text": "just a plain string"}]
+            assert await snapshot(rows_dst, "memory") == await snapshot(src, "memory")
+            # The rerun compares records: nothing differs, nothing is written.
+            again = await copy_domains(src, rows_dst, domains=["memory"])
+            assert again.written == 0 and again.ok
+
+    asyncio.run(compare())
+
+
+@pytest.mark.parametrize("path", ["rows", "records"])
+def test_content_a_record_cannot_store_is_refused_on_either_path(
+    filled_sqlite: str, tmp_path: Path, path: str, request: pytest.FixtureRequest
+) -> None:
+    """Stored content holding NaN cannot be dumped as the records' import dumps it: both paths
+    refuse it with the same error, and the batch it is in is not written."""
+    if path == "records":
+        request.getfixturevalue("records_only")
+    _add_raw_messages(filled_sqlite, {"bad-nan": '{"format":2,"parts":[{"n":NaN}]}'})
+
+    async def run() -> None:
+        src, dst = open_store(filled_sqlite), open_store(f"sqlite:///{tmp_path / 'dst.db'}")
+        async with src, dst:
+            with pytest.raises(ValueError, match="Out of range float values"):
+                await copy_domains(src, dst, domains=["memory"], batch=5000)
+            assert await dst.memory.count_records(table="messages") == 0
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("path", ["rows", "records"])
+def test_a_value_postgres_refuses_is_refused_on_either_path(
+    filled_sqlite: str, namespaces: Namespaces, path: str, request: pytest.FixtureRequest
+) -> None:
+    """A message id holding NUL (SQLite stores it, PostgreSQL cannot): the destination's bind
+    checks refuse it on the row path as on the records' path."""
+    if path == "records":
+        request.getfixturevalue("records_only")
+    _add_raw_messages(filled_sqlite, {"bad\x00id": '{"format":2,"parts":[]}'})
+    dst = namespaces.open("postgres", f"nul-{path}")
+
+    async def run() -> None:
+        src = open_store(filled_sqlite)
+        async with src, dst:
+            for dom in dst.domains.values():
+                await dom.dangerously_clear_all()
+            with pytest.raises(ValidationError, match="NUL"):
+                await copy_domains(src, dst, domains=["memory"])
+            assert await dst.memory.count_records(table="messages") == 0
+
+    asyncio.run(run())
+
+
+def test_stored_rows_arguments_are_checked(filled_sqlite: str) -> None:
+    async def run() -> None:
+        async with open_store(filled_sqlite) as store:
+            dom = store.memory
+            assert isinstance(dom, StoredRows)
+            with pytest.raises(ValidationError, match="does not move table 'threads'"):
+                await dom.export_stored_rows(table="threads")
+            with pytest.raises(ValidationError, match="holds its 7 columns"):
+                await dom.import_stored_rows(table="messages", rows=[("m1", "t1")])
+            with pytest.raises(ValidationError, match="limit must be"):
+                await dom.export_stored_rows(table="messages", limit=0)
+            rows, cursor = await dom.export_stored_rows(table="messages", limit=3)
+            records = await dom.export_records(table="messages", limit=3)
+            assert cursor == records.cursor
+            names = spec_of("messages").column_names
+            assert rows == [
+                tuple(row_of("messages", r)[c] for c in names) for r in records.records
+            ]
+
+    asyncio.run(run())

@@ -7,6 +7,12 @@ keep ids, timestamps and SCD-2 versions exactly), one batch at a time, the next 
 one is written; backends write a batch through their bulk path where they have one
 (PostgreSQL: ``COPY``). Nothing is deleted and the source is never written.
 
+Between two relational stores (``StoredRows`` domains: their tables are the documented
+schema), a table both move as stored rows (messages) whose destination is empty when its copy
+starts goes as rows instead of records: the same values, converted and checked by the
+destination's bind conversions as the records' import converts and checks them, without a
+record built per row.
+
 Reruns are idempotent and resume an interrupted copy. A source record is *unchanged* when the
 destination holds a record with the same key whose stored form equals it: every documented
 column, compared as values (JSON by value, timestamps at millisecond precision). Unchanged
@@ -28,8 +34,10 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from composite_store.domains.hooks import (
+    StoredRows,
     Transferable,
     outstanding,
     recorded_version,
@@ -196,6 +204,38 @@ async def _copy_table(
     # A destination table that starts empty holds nothing to compare with: every record is
     # new (the import still upserts, should another writer add one of its keys meanwhile).
     fresh = not keyless and await target.count_records(table=table) == 0
+    if fresh and _by_rows(source, target, table):
+        assert isinstance(source, StoredRows) and isinstance(target, StoredRows)
+        await _copy_rows(source, target, table, batch, result, on_progress)
+    else:
+        await _copy_records(source, target, table, batch, result, on_progress, present, fresh)
+    result.destination_count = await target.count_records(table=table)
+    result.seconds = time.monotonic() - started
+    if on_progress is not None:
+        on_progress(_progress(result, done=True))
+    return result
+
+
+def _by_rows(source: Transferable, target: Transferable, table: str) -> bool:
+    """Whether ``table`` goes as stored rows: both domains move it so."""
+    return (
+        isinstance(source, StoredRows)
+        and isinstance(target, StoredRows)
+        and table in source.row_tables
+        and table in target.row_tables
+    )
+
+
+async def _copy_records(
+    source: Transferable,
+    target: Transferable,
+    table: str,
+    batch: int,
+    result: TableCopy,
+    on_progress: Callable[[Progress], None] | None,
+    present: collections.Counter[str] | None,
+    fresh: bool,
+) -> None:
     # The next page is read while this one is compared and written: source and destination
     # are different stores, so the read and the write overlap instead of taking turns.
     following = asyncio.ensure_future(source.export_records(table=table, limit=batch))
@@ -222,16 +262,44 @@ async def _copy_table(
             if on_progress is not None:
                 on_progress(_progress(result))
     finally:
-        if not following.done():
-            # A failed write: the read ahead is not wanted (and must not fail unobserved).
-            following.cancel()
-            with contextlib.suppress(BaseException):
-                await following
-    result.destination_count = await target.count_records(table=table)
-    result.seconds = time.monotonic() - started
-    if on_progress is not None:
-        on_progress(_progress(result, done=True))
-    return result
+        await _drop(following)
+
+
+async def _copy_rows(
+    source: StoredRows,
+    target: StoredRows,
+    table: str,
+    batch: int,
+    result: TableCopy,
+    on_progress: Callable[[Progress], None] | None,
+) -> None:
+    """``_copy_records`` into a fresh table, as stored rows: every row read is written."""
+    following = asyncio.ensure_future(source.export_stored_rows(table=table, limit=batch))
+    try:
+        while True:
+            rows, cursor = await following
+            if cursor is not None:
+                following = asyncio.ensure_future(
+                    source.export_stored_rows(table=table, cursor=cursor, limit=batch)
+                )
+            if rows:
+                await target.import_stored_rows(table=table, rows=rows)
+            result.read += len(rows)
+            result.written += len(rows)
+            if cursor is None:
+                break
+            if on_progress is not None:
+                on_progress(_progress(result))
+    finally:
+        await _drop(following)
+
+
+async def _drop(following: asyncio.Future[Any]) -> None:
+    if not following.done():
+        # A failed write: the read ahead is not wanted (and must not fail unobserved).
+        following.cancel()
+        with contextlib.suppress(BaseException):
+            await following
 
 
 def _progress(result: TableCopy, *, done: bool = False) -> Progress:

@@ -5,6 +5,8 @@ into its domain base, what the tools over the contract need from it:
 
 - :class:`Transferable`: every record of a table, page by page, and writes that keep every stored
   value (``composite_store.admin.copy``);
+- :class:`StoredRows`: the same for some tables as stored rows, without records (the relational
+  backends, whose tables are the documented schema): ``copy``'s faster path between two of them;
 - :class:`Migratable`: a recorded schema version, migration steps rendered into statements and
   the fix of a drift (``composite_store.admin.migrate``, ``init()``'s version check);
 - :class:`Inspectable`: the physical tables as the backend's catalog describes them, and rows
@@ -46,6 +48,7 @@ __all__ = [
     "ExportPage",
     "Inspectable",
     "Migratable",
+    "StoredRows",
     "Transferable",
     "outstanding",
     "recorded_version",
@@ -192,6 +195,80 @@ class Transferable(Domain):
     @abstractmethod
     async def _count(self, table: str) -> int:
         """Return the number of records ``table`` holds."""
+
+
+class StoredRows(Transferable):
+    """A :class:`Transferable` domain that also moves some tables as stored rows.
+
+    A stored row is the tuple of a table's documented columns (``TableSpec.column_names``, in
+    that order), each value exactly as ``records.tables.row_of`` gives it for the record
+    :meth:`~Transferable.export_records` would return (datetimes as datetimes, message content
+    as its compact JSON text). Between two such domains ``composite_store.admin.copy`` moves
+    the tables both list in ``row_tables`` into a destination table that is empty when its copy
+    starts without building a record per row; the destination converts only what its engine
+    stores differently (its bind conversions, the same that check every written value).
+    """
+
+    #: Base names of the tables :meth:`export_stored_rows` and :meth:`import_stored_rows` take.
+    row_tables: frozenset[str] = frozenset()
+
+    async def export_stored_rows(
+        self, *, table: str, cursor: str | None = None, limit: int = 500
+    ) -> tuple[list[tuple[Any, ...]], str | None]:
+        """One page of :meth:`~Transferable.export_records` of ``table`` (one of
+        ``row_tables``) as stored rows, and the cursor of the next page (the same cursors as
+        ``export_records``: either call may continue from the other's)."""
+        self._check()
+        spec = self._row_table(table)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+            raise ValidationError(
+                f"limit must be an integer >= 1 and <= {MAX_PAGE}, got {limit!r}"
+            )
+        if cursor is not None and not isinstance(cursor, str):
+            raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
+        return await self._export_stored(spec.base_name, cursor, limit)
+
+    async def import_stored_rows(self, *, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """:meth:`~Transferable.import_records` of the records whose stored rows are ``rows``
+        (``table`` one of ``row_tables``): the same upsert by key, the same values written
+        and the same values refused."""
+        self._check()
+        spec = self._row_table(table)
+        if isinstance(rows, (str, Mapping)) or not isinstance(rows, Sequence):
+            raise ValidationError("rows must be a list")
+        width = len(spec.column_names)
+        for row in rows:
+            # A tuple (what export_stored_rows gives) is checked without the ABC's slower test.
+            if (type(row) is not tuple or len(row) != width) and (
+                isinstance(row, (str, Mapping))
+                or not isinstance(row, Sequence)
+                or len(row) != width
+            ):
+                raise ValidationError(
+                    f"a stored row of {spec.base_name!r} holds its {width} columns "
+                    f"({', '.join(spec.column_names)}), got {row!r}"
+                )
+        if rows:
+            await self._import_stored(spec.base_name, rows)
+
+    def _row_table(self, name: str) -> TableSpec:
+        spec = self._own_table(name)
+        if spec.base_name not in self.row_tables:
+            raise ValidationError(
+                f"{self.backend} does not move table {spec.base_name!r} as stored rows; "
+                f"it does: {', '.join(sorted(self.row_tables)) or 'none'}"
+            )
+        return spec
+
+    @abstractmethod
+    async def _export_stored(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[tuple[Any, ...]], str | None]:
+        """:meth:`_export` of ``table`` (one of ``row_tables``) as stored rows."""
+
+    @abstractmethod
+    async def _import_stored(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """:meth:`_import` of the records whose stored rows are ``rows``."""
 
 
 class Migratable(Domain):

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.expression import Executable
 
-from composite_store.domains.hooks import Inspectable, Migratable, Transferable
+from composite_store.domains.hooks import Inspectable, Migratable, StoredRows
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
 from composite_store.records.trusted import from_row
@@ -47,7 +47,7 @@ def _batch_names(columns: tuple[str, ...], n: int) -> tuple[tuple[tuple[str, str
     return tuple(tuple((c, f"{c}__{i}") for c in columns) for i in range(n))
 
 
-class SqlDomain(Transferable, Migratable, Inspectable):
+class SqlDomain(StoredRows, Migratable, Inspectable):
     """Base of the relational domains: owns or shares a ``SqlDatabase``.
 
     Construct it standalone (``url=`` or ``engine=``) or with the ``database=`` its store shares.
@@ -236,6 +236,18 @@ class SqlDomain(Transferable, Migratable, Inspectable):
     async def _import(self, table: str, records: list[Record]) -> None:
         # docstring inherited
         await transfer.import_rows(self, table, records)
+
+    row_tables = transfer.ROW_TABLES
+
+    async def _export_stored(
+        self, table: str, cursor: str | None, limit: int
+    ) -> tuple[list[tuple[Any, ...]], str | None]:
+        # docstring inherited
+        return await transfer.export_stored(self, table, cursor, limit)
+
+    async def _import_stored(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        # docstring inherited
+        await transfer.import_stored(self, table, rows)
 
     async def _count(self, table: str) -> int:
         # docstring inherited

@@ -186,7 +186,10 @@ class SqliteDialect(SqlDialect):
         compiled = stmt.compile(dialect=conn.dialect)
         position = {name: i for i, name in enumerate(columns)}
         order = [position[name] for name in compiled.positiontup or ()]
-        values = [[row[i] for i in order] for row in rows]
+        # The values come in the statement's order already (the usual case): no copy.
+        values = rows if order == list(range(len(columns))) else [
+            [row[i] for i in order] for row in rows
+        ]
         cursor = conn.connection.cursor()
         try:
             cursor.executemany(compiled.string, values)

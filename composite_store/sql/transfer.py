@@ -19,7 +19,7 @@ from sqlalchemy.sql.expression import Executable
 
 from composite_store.errors import ValidationError
 from composite_store.records.base import Record
-from composite_store.records.memory import Message, MessageContent
+from composite_store.records.memory import Message, MessageContent, stored_content_text
 from composite_store.records.tables import key_of, record_type, row_of
 from composite_store.records.trusted import TupleReader
 from composite_store.schema import table
@@ -32,7 +32,21 @@ from composite_store.sql.engine.prepared import (
     params,
 )
 
-__all__ = ["Tables", "count_rows", "export_rows", "fetch_rows", "import_rows"]
+__all__ = [
+    "ROW_TABLES",
+    "Tables",
+    "count_rows",
+    "export_rows",
+    "export_stored",
+    "fetch_rows",
+    "import_rows",
+    "import_stored",
+]
+
+#: The tables exported and imported as stored rows too (``StoredRows``): those whose rows
+#: copies move by the hundred thousand. A message's stored row is what ``Message.stored_row``
+#: gives of the record its exported row reads as (``records.memory.stored_content_text``).
+ROW_TABLES = frozenset({"messages"})
 
 #: Keys per lookup statement: one statement shape per table, as long an IN list as every
 #: backend takes (``IN_LIST_LIMIT``), or an OR of fewer key equalities (planned per clause).
@@ -98,10 +112,9 @@ def _export_statement(self: Tables, base: str, after: bool) -> Prepared:
     return self.prepared(build, base, after)
 
 
-async def export_rows(
-    dom: Tables, base: str, cursor: str | None, limit: int
-) -> tuple[list[Record], str | None]:
-    """One page of table ``base`` after ``cursor``, and the next cursor."""
+def _page_values(base: str, cursor: str | None, limit: int) -> tuple[dict[str, Any], int]:
+    """The values of ``_export_statement`` for the page after ``cursor``, and its offset (a
+    keyless table's)."""
     key = table(base).key_columns
     offset = 0
     # One row past the page says whether another page follows.
@@ -118,6 +131,15 @@ async def export_rows(
             raise ValidationError(f"invalid export cursor {cursor!r} for {base}")
     if not key:
         values["offset"] = offset
+    return values, offset
+
+
+async def export_rows(
+    dom: Tables, base: str, cursor: str | None, limit: int
+) -> tuple[list[Record], str | None]:
+    """One page of table ``base`` after ``cursor``, and the next cursor."""
+    key = table(base).key_columns
+    values, offset = _page_values(base, cursor, limit)
     stmt = _export_statement(dom, base, key != () and cursor is not None)
     read = _reader(stmt, base)
     # Streamed into records: a page of many thousand rows never exists twice.
@@ -127,6 +149,31 @@ async def export_rows(
         return page, None
     if key:
         return page, json.dumps(list(key_of(base, page[-1])))
+    return page, json.dumps(offset + limit)
+
+
+async def export_stored(
+    dom: Tables, base: str, cursor: str | None, limit: int
+) -> tuple[list[tuple[Any, ...]], str | None]:
+    """One page of table ``base`` (one of ``ROW_TABLES``) after ``cursor`` as stored rows
+    (``StoredRows``), and the next cursor: ``export_rows`` without the records."""
+    spec = table(base)
+    key = spec.key_columns
+    values, offset = _page_values(base, cursor, limit)
+    stmt = _export_statement(dom, base, key != () and cursor is not None)
+    if tuple(stmt.selected_keys) != spec.column_names:  # pragma: no cover - a schema edit
+        raise AssertionError(f"the export of {base} does not select its documented columns")
+    # Content read as the record reads it (a legacy plain string becomes format 2) and dumped
+    # again: the destination stores, and refuses, exactly what the record's import would.
+    convert = {"content": stored_content_text} if record_type(base) is Message else {}
+    read = stmt.values_reader(**convert)
+    rows = await dom.db.run(lambda conn: stmt.each(conn, read, values), single=True)
+    page, more = rows[:limit], len(rows) > limit
+    if not more:
+        return page, None
+    if key:
+        position = [spec.column_names.index(c) for c in key]
+        return page, json.dumps([page[-1][i] for i in position])
     return page, json.dumps(offset + limit)
 
 
@@ -194,19 +241,38 @@ async def import_rows(dom: Tables, base: str, records: Sequence[Record]) -> None
     """Upsert ``records`` into ``base`` by key (append to a keyless table), in one
     transaction: through the backend's bulk path where it has one (``SqlDialect.bulk_upsert``:
     PostgreSQL's COPY), else as multi-row upserts."""
+    stored = [row_of(base, r) for r in records]
+    await _write(dom, base, stored, None)
+
+
+async def import_stored(dom: Tables, base: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``import_rows`` of the records whose stored rows (``StoredRows``) are ``rows``: the
+    same statements, the same values through the same bind conversions."""
+    await _write(dom, base, rows, table(base).column_names)
+
+
+async def _write(
+    dom: Tables,
+    base: str,
+    stored: Sequence[Any],
+    names: tuple[str, ...] | None,
+) -> None:
+    """Write stored rows: mappings by column name (``names`` None), or sequences of the values
+    of ``names`` by position."""
     spec = table(base)
     key = spec.key_columns
     tbl = dom.tables[base]
     dialect = dom.db.dialect
-    stored = [row_of(base, r) for r in records]
     if dialect.bulk_load and stored:
 
         def load(conn: Connection) -> None:
-            columns, rows = _bulk_values(dom.db.value_sources(spec), tbl, conn, stored)
+            columns, rows = _bulk_values(dom.db.value_sources(spec), tbl, conn, stored, names)
             dialect.bulk_upsert(conn, tbl, columns, rows, key)
 
         await dom.db.run(load, write=True)
         return
+    if names is not None:
+        stored = [dict(zip(names, row, strict=True)) for row in stored]
     rows = [dom.db.values(spec, row) for row in stored]
 
     def write(conn: Connection) -> None:
@@ -223,14 +289,24 @@ def _bulk_values(
     sources: list[tuple[str, str]],
     tbl: sa.Table,
     conn: Connection,
-    stored: Sequence[Mapping[str, Any]],
+    stored: Sequence[Any],
+    names: tuple[str, ...] | None = None,
 ) -> tuple[list[str], list[list[Any]]]:
     """The columns of ``SqlDatabase.values`` and each stored row's values for them by
     position, through the columns' bind processors as a statement would send them
     (PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks): one pass,
-    no dict of bind values per row."""
+    no dict of bind values per row. Rows are mappings by column name, or with ``names``
+    sequences of those columns' values."""
     columns = [column for column, _ in sources]
-    steps = [(src, tbl.c[column].type.bind_processor(conn.dialect)) for column, src in sources]
+    processors = [tbl.c[column].type.bind_processor(conn.dialect) for column, _ in sources]
+    if names is not None:
+        position = {name: i for i, name in enumerate(names)}
+        convert = _positional(
+            tuple((position[src], process) for (_, src), process in zip(sources, processors,
+                                                                         strict=True))
+        )
+        return columns, list(map(convert, stored))
+    steps = [(src, process) for (_, src), process in zip(sources, processors, strict=True)]
     rows = [
         [
             value if (value := row.get(src)) is None or process is None else process(value)
@@ -239,6 +315,27 @@ def _bulk_values(
         for row in stored
     ]
     return columns, rows
+
+
+def _positional(
+    at: tuple[tuple[int, Callable[[Any], Any] | None], ...],
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """A function giving the bind values of one stored row: value ``i`` of each ``(i,
+    process)`` pair, through ``process`` unless it is None (or the value is). Generated, as
+    ``records.trusted`` generates its readers: one list display per row instead of a loop
+    over the columns (on SQLite only the timestamps have a conversion)."""
+    env: dict[str, Any] = {}
+    items = []
+    for n, (i, process) in enumerate(at):
+        if process is None:
+            items.append(f"row[{i}]")
+        else:
+            env[f"process_{n}"] = process
+            items.append(f"(None if (v{n} := row[{i}]) is None else process_{n}(v{n}))")
+    source = "def convert(row):\n    return [" + ", ".join(items) + "]"
+    exec(compile(source, "<bulk values>", "exec"), env)
+    convert: Callable[[Sequence[Any]], list[Any]] = env["convert"]
+    return convert
 
 
 async def count_rows(dom: Tables, base: str) -> int:

@@ -76,6 +76,14 @@ def _read_iso(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
+def _write_iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = parse_iso(value)
+    return format_iso_ms(value)
+
+
 class JsonText(TypeDecorator[Any]):
     """JSON stored as compact TEXT (SQLite, libSQL)."""
 
@@ -109,11 +117,18 @@ class IsoTimestamp(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = parse_iso(value)
-        return format_iso_ms(value)
+        return _write_iso(value)
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        # As result_processor: the conversion itself, without TypeDecorator's wrapping calls
+        # per value (every written message, span, run has a timestamp or two). A subclass
+        # that converts otherwise (its own process_bind_param) keeps the wrapped form.
+        if (
+            type(self).process_bind_param is not IsoTimestamp.process_bind_param
+            or self.impl_instance.dialect_impl(dialect).bind_processor(dialect)
+        ):
+            return super().bind_processor(dialect)
+        return _write_iso
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         return _read_iso(value)

@@ -52,6 +52,8 @@ __all__ = [
 
 Processor = Callable[[Any], Any] | None
 R = TypeVar("R", bound=BaseModel)
+#: What a row reader builds of a row: a record, or a stored row (``values_reader``).
+T = TypeVar("T")
 
 
 #: Runs one statement on an operation's connection: ``(conn, sql, params, fetch)`` -> (the rows
@@ -183,6 +185,11 @@ class Prepared:
                 if process is not None:
                     self._processed.append((key, process))
 
+    @property
+    def selected_keys(self) -> tuple[str, ...]:
+        """The label of each column the statement selects (or returns), in order."""
+        return tuple(self._keys)
+
     # -- binding -------------------------------------------------------------------------------
 
     def _bound(self, values: Mapping[str, Any]) -> Any:
@@ -246,14 +253,14 @@ class Prepared:
     def each(
         self,
         conn: Connection,
-        read: Callable[[Sequence[Any]], R],
+        read: Callable[[Sequence[Any]], T],
         values: Mapping[str, Any] | None = None,
         size: int = STREAM_CHUNK,
-    ) -> list[R]:
+    ) -> list[T]:
         """Run a SELECT and return ``read`` (a :meth:`reader`) of each row, the rows streamed
         from the driver ``size`` at a time: a read of every row of a large table holds the
         records and one chunk of driver rows, never every driver row besides the records."""
-        built: list[R] = []
+        built: list[T] = []
         # No cyclic collection while the records are built: each record is a handful of new
         # containers, so a large read triggers collections by the dozen, and the full ones
         # traverse the whole heap (every loaded module's objects) to free nothing, since
@@ -305,6 +312,34 @@ class Prepared:
                     steps.append((src, fns[0] if len(fns) == 1 else _then(*fns)))
             found = self._readers[key] = tuple_reader(model, tuple(self._keys), tuple(steps))
         read: TupleReader[R] = found
+        return read
+
+    def values_reader(
+        self, **convert: Callable[[Any], Any]
+    ) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+        """A function giving one of :meth:`rows` as the tuple of its values in column order,
+        each column's result processor applied, then ``convert`` (column key -> function) as
+        :meth:`reader` applies it: what a record of the row holds, without the record."""
+        key = ("values", *sorted(convert.items()))
+        found = self._readers.get(key)
+        if found is None:
+            unknown = set(convert) - set(self._keys)
+            if unknown:
+                raise TypeError(f"the statement selects no column(s) {sorted(unknown)}")
+            processed = dict(self._processed)
+            env: dict[str, Any] = {}
+            items = []
+            for i, name in enumerate(self._keys):
+                fns = [f for f in (processed.get(name), convert.get(name)) if f is not None]
+                if fns:
+                    env[f"convert_{i}"] = fns[0] if len(fns) == 1 else _then(*fns)
+                    items.append(f"convert_{i}(row[{i}])")
+                else:
+                    items.append(f"row[{i}]")
+            source = "def read(row):\n    return (" + ", ".join(items) + ",)"
+            exec(compile(source, "<values_reader>", "exec"), env)
+            found = self._readers[key] = env["read"]
+        read: Callable[[Sequence[Any]], tuple[Any, ...]] = found
         return read
 
     def record(
