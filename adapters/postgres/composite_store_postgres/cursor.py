@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.util import await_only
 
 from composite_store.records.json import parse_json
+from composite_store.sql.engine.prepared import PLAN_EACH_CALL
 
 __all__ = ["LeanAsyncConnection", "execute_raw", "stream_raw"]
 
@@ -150,7 +151,8 @@ async def _execute(
     else:
         cursor, close = psycopg.AsyncRawCursor(driver), True
     try:
-        await cursor.execute(sql, params)
+        # Not prepared on the server when its plan must follow the tables (PLAN_EACH_CALL).
+        await cursor.execute(sql, params, prepare=False if sql.startswith(PLAN_EACH_CALL) else None)
         rows = await cursor.fetchall() if fetch else None
         count = cursor.rowcount
         close = close or count > KEEP_RESULT_ROWS

@@ -137,3 +137,41 @@ def test_json_is_parsed_as_json_loads_parses_it(url: str) -> None:
         assert jsonb == json.loads(text)
         assert type(jsonb) is type(json.loads(text))
         assert plain == jsonb
+
+
+def test_a_message_batch_is_planned_for_every_call(url: str) -> None:
+    """A message batch's plan follows the tables' sizes (PLAN_EACH_CALL): psycopg prepares a
+    statement on the server from its fifth run, and the plan made then, while the tables
+    were nearly empty, scanned every message of every later batch. Point reads stay prepared."""
+    from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
+
+    from composite_store import Message, Thread
+
+    def prepared(conn: Connection) -> list[str]:
+        rows = conn.exec_driver_sql("SELECT statement FROM pg_prepared_statements").all()
+        return [r[0] for r in rows]
+
+    async def main() -> list[str]:
+        schema = await create_namespace(url)
+        store = PostgresStore(store_url(url, schema), pool_size=1)
+        try:
+            await store.init()
+            memory = store.memory
+            await memory.save_thread(thread=Thread(id="t1", resource_id="u1"))
+            for batch in range(8):
+                await memory.save_messages(
+                    messages=[
+                        Message(id=f"m{batch}-{i}", thread_id="t1", resource_id="u1",
+                                role="user", content="x")
+                        for i in range(2)
+                    ]
+                )
+                await memory.get_thread_by_id(thread_id="t1")
+            return await memory.db.run(prepared, single=True)
+        finally:
+            await store.close()
+            await drop_namespace(url, schema)
+
+    statements = asyncio.run(main())
+    assert any("mastra_threads" in s and "INSERT" not in s for s in statements), statements
+    assert not any("INSERT INTO" in s and "mastra_messages" in s for s in statements), statements
