@@ -10,17 +10,16 @@ operation's connection is never reused.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from sqlalchemy.engine import Connection
 
-from composite_store import open_store
 from composite_store.errors import BackendUnavailableError
 from composite_store.records.memory import Thread
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.store import SqlStore
+from tests.support.sql_stores import run_on_store, scalar
 
 BACKENDS = ["postgres", "mariadb"]
 #: The server's id of the session and how another session ends it, per backend.
@@ -39,23 +38,6 @@ def _url(backend: str, request: pytest.FixtureRequest, **options: Any) -> str:
     return url
 
 
-def _run(url: str, test: Callable[[SqlStore, SqlDatabase], Awaitable[None]]) -> None:
-    async def go() -> None:
-        store = open_store(url)
-        assert isinstance(store, SqlStore)
-        await store.init()
-        try:
-            await test(store, store.database)
-        finally:
-            await store.close()
-
-    asyncio.run(go())
-
-
-def _sql(statement: str) -> Callable[[Connection], Any]:
-    return lambda conn: conn.exec_driver_sql(statement).scalar()
-
-
 async def _kill(db: SqlDatabase, backend: str, session: int) -> None:
     """End ``session`` from a connection of its own (outside the held ones)."""
     async with db.engine.connect() as other:  # type: ignore[union-attr]
@@ -67,10 +49,10 @@ async def _kill(db: SqlDatabase, backend: str, session: int) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_operations_reuse_one_connection(backend: str, request: pytest.FixtureRequest) -> None:
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        sessions = {await db.run(_sql(SESSION_ID[backend])) for _ in range(5)}
+        sessions = {await db.run(scalar(SESSION_ID[backend])) for _ in range(5)}
         assert len(sessions) == 1
 
-    _run(_url(backend, request), test)
+    run_on_store(_url(backend, request), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -79,7 +61,7 @@ def test_a_dropped_connection_is_replaced(
     backend: str, idle: bool, request: pytest.FixtureRequest
 ) -> None:
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        first = await db.run(_sql(SESSION_ID[backend]))
+        first = await db.run(scalar(SESSION_ID[backend]))
         assert db._held is not None
         # Idle: the ping before use finds the drop. Hot: the read's first statement does,
         # and the read runs again on a new connection.
@@ -90,14 +72,14 @@ def test_a_dropped_connection_is_replaced(
         def session(conn: Connection) -> Any:
             nonlocal runs
             runs += 1
-            return _sql(SESSION_ID[backend])(conn)
+            return scalar(SESSION_ID[backend])(conn)
 
         # single: no BEGIN before the read (which would find the drop before ``session`` runs).
         second = await db.run(session, single=True)
         assert second != first
         assert runs == (1 if idle else 2)
 
-    _run(_url(backend, request), test)
+    run_on_store(_url(backend, request), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -109,12 +91,12 @@ def test_a_write_on_a_dropped_connection_is_applied_once(
         await memory.dangerously_clear_all()
         assert db._held is not None
         db._held.ping_after = 3600.0
-        await _kill(db, backend, await db.run(_sql(SESSION_ID[backend])))
+        await _kill(db, backend, await db.run(scalar(SESSION_ID[backend])))
         await memory.save_thread(thread=Thread(id="t1", resource_id="r1", title="kept"))
         page = await memory.list_threads()
         assert [(t.id, t.title) for t in page.items] == [("t1", "kept")]
 
-    _run(_url(backend, request), test)
+    run_on_store(_url(backend, request), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -132,20 +114,20 @@ def test_concurrency_stays_within_the_pool(backend: str, request: pytest.Fixture
         assert most == 3  # pool_size 2 + max_overflow 1: every slot used, none more
         assert pool.checkedout() <= 3  # type: ignore[attr-defined]
 
-    _run(_url(backend, request, pool_size=2, max_overflow=1), test)
+    run_on_store(_url(backend, request, pool_size=2, max_overflow=1), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_waiting_for_a_connection_times_out(backend: str, request: pytest.FixtureRequest) -> None:
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        holder = asyncio.ensure_future(db.run(_sql(SLEEP[backend].format(2))))
+        holder = asyncio.ensure_future(db.run(scalar(SLEEP[backend].format(2))))
         await asyncio.sleep(0.3)
         with pytest.raises(BackendUnavailableError, match="busy"):
-            await db.run(_sql("SELECT 1"))
+            await db.run(scalar("SELECT 1"))
         await holder
-        assert await db.run(_sql("SELECT 1")) == 1
+        assert await db.run(scalar("SELECT 1")) == 1
 
-    _run(_url(backend, request, pool_size=1, max_overflow=0, pool_timeout=0.5), test)
+    run_on_store(_url(backend, request, pool_size=1, max_overflow=0, pool_timeout=0.5), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -153,16 +135,16 @@ def test_a_cancelled_operation_leaves_no_connection_behind(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        first = await db.run(_sql(SESSION_ID[backend]))
-        task = asyncio.ensure_future(db.run(_sql(SLEEP[backend].format(5))))
+        first = await db.run(scalar(SESSION_ID[backend]))
+        task = asyncio.ensure_future(db.run(scalar(SLEEP[backend].format(5))))
         await asyncio.sleep(0.3)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         # The interrupted connection was dropped, not put back mid-statement; the pool's only
         # slot is free again.
-        second = await db.run(_sql(SESSION_ID[backend]))
+        second = await db.run(scalar(SESSION_ID[backend]))
         assert second != first
         assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
 
-    _run(_url(backend, request, pool_size=1, max_overflow=0, pool_timeout=2), test)
+    run_on_store(_url(backend, request, pool_size=1, max_overflow=0, pool_timeout=2), test)

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Connection
 
-from composite_store import open_store
 from composite_store.records.memory import Message, Thread
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.store import SqlStore
+from tests.support.sql_stores import run_on_store, scalar
 
 #: The rows a stream reads at a time in these tests, and a result several times as long.
 CHUNK, ROWS = 100, 1000
@@ -36,21 +36,7 @@ def _run(
 
     # One connection: every operation of a test meets what the previous one left.
     url = mariadb.session_url(request) + "?pool_size=1&max_overflow=0&pool_timeout=5" + query
-
-    async def go() -> None:
-        store = open_store(url)
-        assert isinstance(store, SqlStore)
-        await store.init()
-        try:
-            await test(store, store.database)
-        finally:
-            await store.close()
-
-    asyncio.run(go())
-
-
-def _scalar(sql: str) -> Callable[[Connection], Any]:
-    return lambda conn: conn.exec_driver_sql(sql).scalar()
+    run_on_store(url, test)
 
 
 def _stream(db: SqlDatabase, conn: Connection, sql: str) -> Any:
@@ -139,12 +125,12 @@ def test_a_stream_closed_early_leaves_the_connection_ready(request: pytest.Fixtu
         return read
 
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        session = await db.run(_scalar("SELECT CONNECTION_ID()"))
+        session = await db.run(scalar("SELECT CONNECTION_ID()"))
         with warnings.catch_warnings():
             # asyncmy warns when a statement finds an unread result before it.
             warnings.simplefilter("error")
             assert await db.run(stop_early(db), single=True) == 42
-        assert await db.run(_scalar("SELECT CONNECTION_ID()")) == session
+        assert await db.run(scalar("SELECT CONNECTION_ID()")) == session
 
     _run(request, test)
 
@@ -162,11 +148,11 @@ def test_a_failure_while_reading_a_stream_drains_it(request: pytest.FixtureReque
         return read
 
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        session = await db.run(_scalar("SELECT CONNECTION_ID()"))
+        session = await db.run(scalar("SELECT CONNECTION_ID()"))
         with pytest.raises(Refused):
             await db.run(fail_midway(db), single=True)
-        assert await db.run(_scalar("SELECT CONNECTION_ID()")) == session
-        assert await db.run(_scalar("SELECT 41 + 1")) == 42
+        assert await db.run(scalar("SELECT CONNECTION_ID()")) == session
+        assert await db.run(scalar("SELECT 41 + 1")) == 42
 
     _run(request, test)
 
@@ -186,7 +172,7 @@ def test_an_interrupted_stream_leaves_no_connection_behind(
     slow = "SELECT REPEAT('x', 100000), SLEEP(1) FROM seq_1_to_30"
 
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        session = await db.run(_scalar("SELECT CONNECTION_ID()"))
+        session = await db.run(scalar("SELECT CONNECTION_ID()"))
         task = asyncio.ensure_future(
             db.run(lambda conn: list(_stream(db, conn, slow)), single=True)
         )
@@ -196,8 +182,8 @@ def test_an_interrupted_stream_leaves_no_connection_behind(
             await task
         # Dropped, not drained (reading 30 slow rows) and put back.
         assert drained == []
-        assert await db.run(_scalar("SELECT CONNECTION_ID()")) != session
+        assert await db.run(scalar("SELECT CONNECTION_ID()")) != session
         assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
-        assert await db.run(_scalar("SELECT 41 + 1")) == 42
+        assert await db.run(scalar("SELECT 41 + 1")) == 42
 
     _run(request, test)

@@ -79,6 +79,14 @@ class ExportPage:
     cursor: str | None
 
 
+def _check_page(limit: Any, cursor: Any) -> None:
+    """Refuse an export page's ``limit`` outside 1..MAX_PAGE and a ``cursor`` not a string."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(f"limit must be an integer >= 1 and <= {MAX_PAGE}, got {limit!r}")
+    if cursor is not None and not isinstance(cursor, str):
+        raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
+
+
 class Transferable(Domain):
     """A domain whose tables can be exported and imported record by record, as stored."""
 
@@ -97,12 +105,7 @@ class Transferable(Domain):
         """
         self._check()
         spec = self._own_table(table)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
-            raise ValidationError(
-                f"limit must be an integer >= 1 and <= {MAX_PAGE}, got {limit!r}"
-            )
-        if cursor is not None and not isinstance(cursor, str):
-            raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
+        _check_page(limit, cursor)
         records, following = await self._export(spec.base_name, cursor, limit)
         return ExportPage(records=records, cursor=following)
 
@@ -220,12 +223,7 @@ class StoredRows(Transferable):
         ``export_records``: either call may continue from the other's)."""
         self._check()
         spec = self._row_table(table)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
-            raise ValidationError(
-                f"limit must be an integer >= 1 and <= {MAX_PAGE}, got {limit!r}"
-            )
-        if cursor is not None and not isinstance(cursor, str):
-            raise ValidationError(f"cursor must be a string from a previous page, got {cursor!r}")
+        _check_page(limit, cursor)
         return await self._export_stored(spec.base_name, cursor, limit)
 
     async def import_stored_rows(self, *, table: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -618,10 +618,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 messages, columns, sa.select(batch).where(complete), ["id"],
                 [c for c in columns if c != "id"],
             ).returning(sa.literal_column("1")).cte("ins")
-            # One IN over the union, not an OR of two INs: PostgreSQL plans the OR as a scan
-            # of every thread (hashed subplans in a filter), each batch slower than the last
-            # as the table grows and its bumped rows leave dead versions behind (W1: 1 -> 6.6
-            # ms a batch over 1,000 batches of 100 threads); the union is a semi-join by key.
+            # One IN over the union, not an OR of two INs: PostgreSQL can only run the OR as
+            # a scan of every thread with the two subqueries hashed in a filter; the union is
+            # a join on the thread key, which the key's index serves once there are threads
+            # enough for it to pay.
             touched = sa.union(sa.select(existing.c.id), sa.select(previous.c.tid))
             bumped = (
                 threads.update()

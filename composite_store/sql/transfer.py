@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -47,6 +47,9 @@ __all__ = [
 #: copies move by the hundred thousand. A message's stored row is what ``Message.stored_row``
 #: gives of the record its exported row reads as (``records.memory.stored_content_text``).
 ROW_TABLES = frozenset({"messages"})
+
+#: What an export builds of each row: a record, or a stored row.
+T = TypeVar("T")
 
 #: Keys per lookup statement: one statement shape per table, as long an IN list as every
 #: backend takes (``IN_LIST_LIMIT``), or an OR of fewer key equalities (planned per clause).
@@ -138,18 +141,9 @@ async def export_rows(
     dom: Tables, base: str, cursor: str | None, limit: int
 ) -> tuple[list[Record], str | None]:
     """One page of table ``base`` after ``cursor``, and the next cursor."""
-    key = table(base).key_columns
-    values, offset = _page_values(base, cursor, limit)
-    stmt = _export_statement(dom, base, key != () and cursor is not None)
-    read = _reader(stmt, base)
-    # Streamed into records: a page of many thousand rows never exists twice.
-    rows = await dom.db.run(lambda conn: stmt.each(conn, read, values), single=True)
-    page, more = rows[:limit], len(rows) > limit
-    if not more:
-        return page, None
-    if key:
-        return page, json.dumps(list(key_of(base, page[-1])))
-    return page, json.dumps(offset + limit)
+    return await _export_page(
+        dom, base, cursor, limit, lambda stmt: _reader(stmt, base), lambda last: key_of(base, last)
+    )
 
 
 async def export_stored(
@@ -158,22 +152,43 @@ async def export_stored(
     """One page of table ``base`` (one of ``ROW_TABLES``) after ``cursor`` as stored rows
     (``StoredRows``), and the next cursor: ``export_rows`` without the records."""
     spec = table(base)
-    key = spec.key_columns
+    position = [spec.column_names.index(c) for c in spec.key_columns]
+
+    def reader(stmt: Prepared) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+        if tuple(stmt.selected_keys) != spec.column_names:  # pragma: no cover - a schema edit
+            raise AssertionError(f"the export of {base} does not select its documented columns")
+        # Content read as the record reads it (a legacy plain string becomes format 2) and
+        # dumped again: the destination stores, and refuses, exactly what the record's
+        # import would.
+        convert = {"content": stored_content_text} if record_type(base) is Message else {}
+        return stmt.values_reader(**convert)
+
+    return await _export_page(
+        dom, base, cursor, limit, reader, lambda last: [last[i] for i in position]
+    )
+
+
+async def _export_page(
+    dom: Tables,
+    base: str,
+    cursor: str | None,
+    limit: int,
+    reader: Callable[[Prepared], Callable[[Sequence[Any]], T]],
+    key_of_last: Callable[[T], Sequence[Any]],
+) -> tuple[list[T], str | None]:
+    """The page after ``cursor`` as ``reader(statement)`` builds each row, and the next
+    cursor: the key of the page's last row (``key_of_last``), or a keyless table's offset."""
+    key = table(base).key_columns
     values, offset = _page_values(base, cursor, limit)
     stmt = _export_statement(dom, base, key != () and cursor is not None)
-    if tuple(stmt.selected_keys) != spec.column_names:  # pragma: no cover - a schema edit
-        raise AssertionError(f"the export of {base} does not select its documented columns")
-    # Content read as the record reads it (a legacy plain string becomes format 2) and dumped
-    # again: the destination stores, and refuses, exactly what the record's import would.
-    convert = {"content": stored_content_text} if record_type(base) is Message else {}
-    read = stmt.values_reader(**convert)
+    read = reader(stmt)
+    # Streamed into what is built of each row: a page of many thousand rows never exists twice.
     rows = await dom.db.run(lambda conn: stmt.each(conn, read, values), single=True)
     page, more = rows[:limit], len(rows) > limit
     if not more:
         return page, None
     if key:
-        position = [spec.column_names.index(c) for c in key]
-        return page, json.dumps([page[-1][i] for i in position])
+        return page, json.dumps(list(key_of_last(page[-1])))
     return page, json.dumps(offset + limit)
 
 
