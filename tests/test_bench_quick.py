@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sqlite3
+from pathlib import Path
 
 from bench import workloads as w
 from bench.__main__ import WORKLOADS, markdown, run, verdicts
 from bench.verify import verify
 
 TINY = w.Sizes(
-    threads=4, messages_per_thread=25, batch=5, reads=8, page_threads=20, page_size=10,
-    page_passes=1, wm_ops=10, snapshots=5, traces=3, spans_per_trace=3, long_thread=200,
-    long_reads=5, concurrency=4,
+    threads=4,
+    messages_per_thread=25,
+    batch=5,
+    reads=8,
+    page_threads=20,
+    page_size=10,
+    page_passes=1,
+    wm_ops=10,
+    snapshots=5,
+    traces=3,
+    spans_per_trace=3,
+    long_thread=200,
+    long_reads=5,
+    concurrency=4,
 )
 
 
@@ -59,3 +72,25 @@ def test_bulk_quick_run_on_sqlite_reports_both_workloads() -> None:
         assert all(v >= 0 and math.isfinite(v) for v in (*row.library, *row.raw))
     assert rows[0].library[0] > 0 and rows[2].library[0] > 0 and rows[2].raw[0] > 0
     assert "| sqlite | copy from SQLite | rows/s |" in bulk.markdown(rows)
+
+
+def test_index_cost_inserts_into_both_schemas(tmp_path: Path) -> None:
+    # bench.index_cost at a CI size: Mastra's tables are the golden catalog's (key indexes
+    # only), ours carry the read indexes; both take every row.
+    from bench import index_cost
+
+    mastra, ours = tmp_path / "mastra.db", tmp_path / "ours.db"
+    index_cost._mastra_file(mastra)
+    index_cost._our_file(ours)
+    for path in (mastra, ours):
+        index_cost._inserts(path, 5, "{}")
+    with sqlite3.connect(mastra) as a, sqlite3.connect(ours) as b:
+        for table in ("mastra_threads", "mastra_workflow_snapshot"):
+            assert a.execute(f"SELECT count(*) FROM {table}").fetchone() == (5,)
+            assert b.execute(f"SELECT count(*) FROM {table}").fetchone() == (5,)
+        theirs = {r[0] for r in a.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        mine = {r[0] for r in b.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "mastra_threads_resourceid_createdat_idx" in mine - theirs
+    found = index_cost.measure(rows=5, reps=1)
+    assert set(found) == {"W1 thread insert", "W5 snapshot insert (no resource)"}
+    assert all(theirs > 0 and ours > 0 for theirs, ours in found.values())

@@ -59,7 +59,7 @@ def test_drift_is_reported_with_fixes_that_work(
     assert status == 1 and not report["ok"]
     memory = {d["kind"]: d for d in report["domains"]["memory"]["drift"]}
     assert set(memory) == {"missing column", "extra column"}
-    assert memory["missing column"]["fix"] == 'ALTER TABLE mastra_threads ADD COLUMN metadata TEXT'
+    assert memory["missing column"]["fix"] == "ALTER TABLE mastra_threads ADD COLUMN metadata TEXT"
     assert memory["extra column"]["fix"].startswith("ALTER TABLE mastra_threads DROP COLUMN colour")
     [index] = report["domains"]["observability"]["drift"]
     assert index["kind"] == "missing index"
@@ -96,7 +96,9 @@ def test_sqlite_says_what_alter_table_cannot_do(
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert names == {"mastra_threads"}
     assert report["domains"]["memory"]["rows"] == {
-        "threads": 0, "messages": None, "resources": None
+        "threads": 0,
+        "messages": None,
+        "resources": None,
     }
 
 
@@ -261,3 +263,52 @@ def test_json_goes_to_stdout_or_to_output(
     captured = capsys.readouterr()
     assert "reachable       yes" in captured.out and "report.json" in captured.err
     assert json.loads(out.read_text())["ok"] is True
+
+
+def test_runs_without_a_resource_stay_out_of_the_resource_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The resource index of workflow runs is partial (``resourceId`` not NULL): a run saved
+    without a resource writes no entry in it, one with a resource does, and the resource's run
+    list reads it. A file built when it covered every row (version 4 as first released) keeps
+    that index, which serves the same reads: not drift."""
+    path = tmp_path / "runs.db"
+    url = f"sqlite:///{path}"
+    index = "mastra_workflow_snapshot_resourceid_created_at_idx"
+
+    async def write() -> list[str]:
+        async with open_store(url) as store:
+            runs = store.workflows
+            for i in range(6):
+                await runs.persist_workflow_snapshot(
+                    workflow_name="wf",
+                    run_id=f"r{i}",
+                    snapshot={"i": i},
+                    resource_id="owner" if i % 3 == 0 else None,
+                )
+            page = await runs.list_workflow_runs(resource_id="owner")
+            return [run.run_id for run in page.items]
+
+    assert sorted(asyncio.run(write())) == ["r0", "r3"]
+    with sqlite3.connect(path) as db:
+        [(sql,)] = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (index,))
+        assert sql.endswith('WHERE "resourceId" IS NOT NULL'), sql
+        # The index's own entries (a covering count reads only them).
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM mastra_workflow_snapshot INDEXED BY "
+            f'{index} WHERE "resourceId" IS NOT NULL'
+        ).fetchall()
+        assert index in str(plan), plan
+        [(entries,)] = db.execute(
+            f"SELECT count(*) FROM mastra_workflow_snapshot INDEXED BY {index} "
+            'WHERE "resourceId" IS NOT NULL'
+        )
+        assert entries == 2
+        db.execute(f"DROP INDEX {index}")
+        db.execute(
+            f"CREATE INDEX {index} ON mastra_workflow_snapshot "
+            '("resourceId", "createdAt" DESC, run_id DESC)'
+        )
+    status, report = _inspect(url, capsys)
+    assert status == 0, report
+    assert report["domains"]["workflows"]["drift"] == []

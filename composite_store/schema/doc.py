@@ -199,9 +199,10 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
     for index in (*spec.indexes, *spec.mastra_indexes):
         yield f"- {_index_line(index, name)}"
     for index in spec.sql_indexes:
+        where = _partial(index)
         yield (
-            f"- Index `{index.physical_name(name, DEFAULT_PREFIX)}` on ({_cols(index.columns)}); "
-            "ours, on the relational backends where no index has these columns already"
+            f"- Index `{index.physical_name(name, DEFAULT_PREFIX)}` on ({_cols(index.columns)})"
+            f"{where}; ours, on the relational backends where no index has these columns already"
         )
     yield ""
 
@@ -209,11 +210,20 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
 _FAMILY_NAMES = {POSTGRESQL: "PostgreSQL", SQLITE: "SQLite/libSQL"}
 
 
+def _partial(index: Index) -> str:
+    """The rows a partial index covers, as the reference says it ("" for a full index)."""
+    if index.where_null:
+        return f" where `{index.where_null}` is null"
+    if index.where_not_null:
+        # Other relational backends have no partial indexes: theirs covers every row.
+        return f" where `{index.where_not_null}` is not null (PostgreSQL, SQLite/libSQL)"
+    return ""
+
+
 def _index_line(index: Index, name: str) -> str:
     kind = "Unique index" if index.unique else "Index"
     line = f"{kind} `{index.physical_name(name, DEFAULT_PREFIX)}` on ({_cols(index.columns)})"
-    if index.where_null:
-        line += f" where `{index.where_null}` is null"
+    line += _partial(index)
     if index.method:
         line += f" using {index.method}"
     if index.families:

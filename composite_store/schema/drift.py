@@ -77,8 +77,16 @@ def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalI
     directions = tuple(desc for _, desc in index.columns)
     # A partial index serves only some rows: it is the documented index only if that is
     # partial too (Mastra's root-span indexes, WHERE parentSpanId IS NULL).
+    # A documented index over the rows where a column is not NULL serves reads that filter
+    # on that column: a full index does as well (a database built before it was partial, a
+    # backend without partial indexes).
     partial = index.where_null is not None
-    same = [ix for ix in physical.indexes if ix.columns == columns and ix.partial == partial]
+    either = index.where_not_null is not None
+    same = [
+        ix
+        for ix in physical.indexes
+        if ix.columns == columns and (either or ix.partial == partial)
+    ]
     fitting = any(
         (ix.descending is None or ix.descending == directions) and (ix.unique or not index.unique)
         for ix in same

@@ -76,6 +76,9 @@ def render_table(
         if index.where_null is not None:
             where = table.c[index.where_null].is_(None)
             options.update(postgresql_where=where, sqlite_where=where)
+        if index.where_not_null is not None:
+            where = table.c[index.where_not_null].is_not(None)
+            options.update(postgresql_where=where, sqlite_where=where)
         if index.method is not None:
             options["postgresql_using"] = index.method
         sa.Index(
