@@ -156,7 +156,31 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         """
         columns = tuple(rows[0])
         keys = tuple(key)
-        update = tuple(c for c in columns if c not in key and c not in keep)
+        if len(rows) == 1:
+            # One row (a thread, a run, a resource): its statement and bind names by shape,
+            # one lookup instead of deriving both on every call.
+            shape = (type(self), base, columns, keys, tuple(keep))
+            plans = self.db.statements.single_row_plans
+            plan = plans.get(shape)
+            if plan is None:
+                [(prepared, values)] = self._upsert_chunks(base, rows, columns, keys, keep)
+                plans[shape] = (prepared, _batch_names(columns, 1)[0])
+                return [(prepared, values)]
+            prepared, names = plan
+            row = rows[0]
+            return [(prepared, {name: row[column] for column, name in names})]
+        return self._upsert_chunks(base, rows, columns, keys, keep)
+
+    def _upsert_chunks(
+        self,
+        base: str,
+        rows: Sequence[Mapping[str, Any]],
+        columns: tuple[str, ...],
+        keys: tuple[str, ...],
+        keep: Sequence[str],
+    ) -> list[tuple[Prepared, dict[str, Any]]]:
+        """:meth:`upsert`'s statements and values, derived from ``columns`` for every chunk."""
+        update = tuple(c for c in columns if c not in keys and c not in keep)
 
         def build(
             base: str,

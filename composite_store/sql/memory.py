@@ -32,7 +32,7 @@ from composite_store.records.memory import (
     Thread,
     message_from_row,
 )
-from composite_store.records.trusted import from_row
+from composite_store.records.trusted import from_row, stored_view
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
@@ -142,7 +142,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
         )
 
     async def _save_thread(self, thread: Thread) -> None:
-        row = self.db.values(THREADS, thread.stored())
+        # stored_view, not stored(): model_dump would copy the metadata, only encoded here.
+        row = self.db.values(THREADS, stored_view(thread))
         await self.db.run(
             lambda conn: self._upsert(conn, "threads", [row]), write=True, single=True, short=True
         )

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from composite_store.domains.base import Capabilities
 from composite_store.domains.workflows import RunQuery, SnapshotUpdate, WorkflowsDomain
 from composite_store.records.base import Record
+from composite_store.records.trusted import stored_view
 from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
 from composite_store_redis import transfer
@@ -133,10 +134,13 @@ class RedisWorkflows(RedisDomain, WorkflowsDomain):
     async def _persist(self, run: WorkflowRun, *, keep_created_at: bool) -> None:
         # docstring inherited
         key = self._key(run.workflow_name, run.run_id)
+        # The stored names read off the record (stored_view): stored() would copy the whole
+        # snapshot, which is only encoded from here.
+        view = stored_view(run)
 
         async def attempt() -> bool | None:
             meta = await self._meta(key)
-            stored = run.stored()
+            stored = dict(view)
             if meta is not None and keep_created_at:
                 stored["createdAt"] = datetime.fromisoformat(meta["createdAt"])
             batch = self.batch()
