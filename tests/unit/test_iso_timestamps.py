@@ -46,3 +46,22 @@ def test_sqlite_columns_store_the_same_spelling() -> None:
     assert bind is not None
     assert [bind(v) for v in INSTANTS] == [iso_ms(v) for v in INSTANTS]
     assert bind(INSTANTS[0]) == "0999-12-31T23:59:59.999Z"
+
+
+def test_each_value_gets_its_own_text_whatever_came_before() -> None:
+    # iso_ms keeps the last value's text for an equal one (a record's two stamps): equal
+    # instants in other zones share it, the next instant does not, and a naive wall clock
+    # never matches an aware instant.
+    moment = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)
+    east = moment.astimezone(timezone(timedelta(hours=5, minutes=30)))
+    later = moment + timedelta(milliseconds=1)
+    sequence = [moment, moment, east, later, moment, later.replace(tzinfo=None), later]
+    assert [iso_ms(v) for v in sequence] == [
+        "2025-03-04T05:06:07.891Z",
+        "2025-03-04T05:06:07.891Z",
+        "2025-03-04T05:06:07.891Z",
+        "2025-03-04T05:06:07.892Z",
+        "2025-03-04T05:06:07.891Z",
+        iso_ms(later.replace(tzinfo=None).astimezone(UTC)),
+        "2025-03-04T05:06:07.892Z",
+    ]
