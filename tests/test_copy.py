@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -487,5 +488,118 @@ def test_stored_rows_arguments_are_checked(filled_sqlite: str) -> None:
             assert rows == [
                 tuple(row_of("messages", r)[c] for c in names) for r in records.records
             ]
+
+    asyncio.run(run())
+
+
+# -- PostgreSQL's binary COPY of stored rows ------------------------------------------------------
+
+_IST = timezone(timedelta(hours=5, minutes=30))
+
+
+def _hostile_rows() -> list[tuple[Any, ...]]:
+    """Stored message rows whose text needs COPY's escapes in the text format (tabs, newlines,
+    backslashes, a ``\\N``, escapes in JSON text, non-ASCII, astral characters), a NULL owner,
+    and timestamps in UTC, in another zone, with microseconds, at the ends of the range."""
+    content = json.dumps(
+        {"format": 2, "parts": [{"type": "text", "text": "tab\there\nline\r\\N \\u0000 é 😀"}]},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return [
+        ("h-utc", "big", content, "user", "v2", datetime(2026, 3, 1, 12, 0, tzinfo=UTC), "u1"),
+        ("h-ist", "big", content, "assistant", "v2",
+         datetime(2026, 3, 1, 3, 4, 5, 678000, tzinfo=_IST), None),
+        ("h-\t\\N", "big\n", '{"format":2,"parts":[]}', "system", "t\\y\tpe",
+         datetime(1, 1, 2, tzinfo=UTC), "\\"),
+        ("h-micro", "big", "{}", "user", "", datetime(9999, 12, 30, 23, 59, 59, 999999,
+                                                       tzinfo=UTC), "u é"),
+        ("h-text", "big", "plain", "user", "v2", "2026-03-01T12:00:00.123Z", "u1"),
+    ]
+
+
+def test_binary_copy_into_postgres_stores_what_the_text_copy_stores(
+    namespaces: Namespaces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Messages go to PostgreSQL in COPY's binary format: every stored column (shadow
+    timestamps included) equals what the text format (the statements' bind conversions)
+    stores, for values the text format must escape and timestamps in any zone; a rerun of
+    the same keys upserts (the staging table, binary too)."""
+    from composite_store_postgres import bulk
+
+    rows = _hostile_rows()
+    binary, text = namespaces.open("postgres", "binary"), namespaces.open("postgres", "text")
+
+    async def load(store: Store, changed: bool) -> list[dict[str, Any] | None]:
+        async with store:
+            for dom in store.domains.values():
+                await dom.dangerously_clear_all()
+            dom = store.memory
+            assert isinstance(dom, StoredRows)
+            await dom.import_stored_rows(table="messages", rows=rows)
+            if changed:
+                again = [(r[0], r[1], '{"format":2,"parts":[]}', *r[3:]) for r in rows[:2]]
+                await dom.import_stored_rows(table="messages", rows=again)
+            assert await dom.count_records(table="messages") == len(rows)
+            return [await dom.read_raw("messages", {"id": r[0]}) for r in rows]
+
+    copied = asyncio.run(load(binary, changed=False))
+    streamed: list[Any] = []
+    real_stream = bulk._stream
+
+    async def spy(cursor: Any, table: str, columns: str, rows: Any, types: Any) -> None:
+        streamed.append(types)
+        await real_stream(cursor, table, columns, rows, types)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(bulk, "_stream", spy)
+        upserted = asyncio.run(load(binary, changed=True))
+        assert streamed[0] is not None and "timestamptz" in streamed[0]
+        assert len(streamed) == 3  # the first batch, then the second: refused, then staged
+        patched.setattr(bulk, "_binary_plan", lambda table, dialect: None)
+        as_text = asyncio.run(load(text, changed=False))
+    assert copied == as_text
+    assert all(row is not None for row in copied)
+    by_id = {row["id"]: row for row in copied if row is not None}
+    ist = by_id["h-ist"]
+    assert ist["createdAt"] == datetime(2026, 2, 28, 21, 34, 5, 678000)
+    assert ist["createdAtZ"] == datetime(2026, 3, 1, 3, 4, 5, 678000, tzinfo=_IST)
+    assert ist["resourceId"] is None
+    assert by_id["h-\t\\N"]["type"] == "t\\y\tpe" and by_id["h-\t\\N"]["resourceId"] == "\\"
+    assert by_id["h-text"]["createdAtZ"] == datetime(2026, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)
+    assert [r["content"] for r in upserted[:2] if r] == ['{"format":2,"parts":[]}'] * 2
+    assert upserted[2:] == copied[2:]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "error"),
+    [
+        (0, "id\x00", "NUL"),
+        (2, '{"format":2,"parts":[{"text":"\x00"}]}', "NUL"),
+        (6, "owner\x00", "NUL"),
+        (3, "us\ud800er", "surrogate"),
+        (2, '{"format":2,"parts":[{"text":"\udfff"}]}', "surrogate"),
+    ],
+)
+def test_binary_copy_into_postgres_refuses_what_postgres_cannot_store(
+    namespaces: Namespaces, column: int, value: str, error: str
+) -> None:
+    """A value PostgreSQL cannot store (NUL, a lone surrogate) in any text column of a stored
+    row is refused before anything is sent, and its batch is not written."""
+    good = _hostile_rows()[0]
+    bad = list(good)
+    bad[0] = "bad"
+    bad[column] = value
+    dst = namespaces.open("postgres", "refused")
+
+    async def run() -> None:
+        async with dst:
+            for dom in dst.domains.values():
+                await dom.dangerously_clear_all()
+            dom = dst.memory
+            assert isinstance(dom, StoredRows)
+            with pytest.raises(ValidationError, match=error):
+                await dom.import_stored_rows(table="messages", rows=[good, tuple(bad)])
+            assert await dom.count_records(table="messages") == 0
 
     asyncio.run(run())

@@ -267,11 +267,21 @@ class SqlDialect:
         key: Sequence[str],
     ) -> None:
         """Upsert ``rows`` (bind values of ``columns``, in that order, already converted by
-        the columns' bind processors) into ``table`` by ``key`` (append when it is empty)
+        :meth:`bulk_processor`) into ``table`` by ``key`` (append when it is empty)
         through the backend's bulk path (``bulk_load`` dialects), inside the operation's
         transaction: the import of ``composite_store.admin.copy``
         (``sql.transfer.import_rows``)."""
         raise NotImplementedError(f"{self.name} has no bulk load path here")
+
+    def bulk_processor(
+        self, column: sa.Column[Any], dialect: Dialect
+    ) -> Callable[[Any], Any] | None:
+        """The conversion of a non-None value of ``column`` for :meth:`bulk_upsert` (None:
+        the value as it is): the column type's bind processor, the conversions and checks a
+        statement binding the value runs. A dialect whose bulk path sends values in another
+        form overrides it for some columns, checking the same and storing the same."""
+        process: Callable[[Any], Any] | None = column.type.bind_processor(dialect)
+        return process
 
     def upsert_from_select(
         self,

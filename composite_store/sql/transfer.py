@@ -24,6 +24,7 @@ from composite_store.records.tables import key_of, record_type, row_of
 from composite_store.records.trusted import TupleReader
 from composite_store.schema import table
 from composite_store.sql.database import SqlDatabase
+from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine.prepared import (
     IN_LIST_LIMIT,
     Prepared,
@@ -281,7 +282,9 @@ async def _write(
     if dialect.bulk_load and stored:
 
         def load(conn: Connection) -> None:
-            columns, rows = _bulk_values(dom.db.value_sources(spec), tbl, conn, stored, names)
+            columns, rows = _bulk_values(
+                dom.db.value_sources(spec), tbl, conn, dialect, stored, names
+            )
             dialect.bulk_upsert(conn, tbl, columns, rows, key)
 
         await dom.db.run(load, write=True)
@@ -304,16 +307,18 @@ def _bulk_values(
     sources: list[tuple[str, str]],
     tbl: sa.Table,
     conn: Connection,
+    dialect: SqlDialect,
     stored: Sequence[Any],
     names: tuple[str, ...] | None = None,
 ) -> tuple[list[str], list[list[Any]]]:
     """The columns of ``SqlDatabase.values`` and each stored row's values for them by
-    position, through the columns' bind processors as a statement would send them
-    (PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks): one pass,
-    no dict of bind values per row. Rows are mappings by column name, or with ``names``
+    position, through the dialect's bulk conversions (``SqlDialect.bulk_processor``: the
+    columns' bind processors, as a statement would send them, or what the bulk path sends
+    instead; PostgreSQL's checks of NUL and lone surrogates, JSON text, UTC wall clocks): one
+    pass, no dict of bind values per row. Rows are mappings by column name, or with ``names``
     sequences of those columns' values."""
     columns = [column for column, _ in sources]
-    processors = [tbl.c[column].type.bind_processor(conn.dialect) for column, _ in sources]
+    processors = [dialect.bulk_processor(tbl.c[column], conn.dialect) for column, _ in sources]
     if names is not None:
         position = {name: i for i, name in enumerate(names)}
         convert = _positional(

@@ -22,6 +22,7 @@ __all__ = [
     "dumps",
     "format_iso_ms",
     "loads_json",
+    "utc_wall_clock",
 ]
 
 
@@ -142,7 +143,9 @@ class IsoTimestamp(TypeDecorator[datetime]):
         return _read_iso
 
 
-def _utc_wall_clock(value: Any) -> datetime | None:
+def utc_wall_clock(value: Any) -> datetime | None:
+    """The naive UTC wall clock of a timestamp (a datetime, or ISO 8601 text as ``parse_iso``
+    reads it): what ``UtcTimestamp`` binds."""
     if value is None:
         return None
     moment: datetime = parse_iso(value) if isinstance(value, str) else value
@@ -156,14 +159,14 @@ class UtcTimestamp(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
-        return _utc_wall_clock(value)
+        return utc_wall_clock(value)
 
     def bind_processor(self, dialect: Dialect) -> Any:
         # The conversion itself, without TypeDecorator's wrapping calls (bulk imports), where
         # the engine type adds no conversion of its own.
         if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
             return super().bind_processor(dialect)
-        return _utc_wall_clock
+        return utc_wall_clock
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:

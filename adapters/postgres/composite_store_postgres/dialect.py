@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -299,6 +299,14 @@ class PostgresDialect(SqlDialect):
             update = [c for c in columns if c not in key]
             select = sa.select(*(staged.c[c] for c in columns))
             conn.execute(self.upsert_from_select(table, columns, select, key, update))
+
+    def bulk_processor(
+        self, column: sa.Column[Any], dialect: Dialect
+    ) -> Callable[[Any], Any] | None:
+        # docstring inherited
+        from composite_store_postgres.bulk import copy_processor
+
+        return copy_processor(column, dialect)
 
     def upsert_from_select(
         self, table: sa.Table, columns: Sequence[str], select: sa.Select[Any],

@@ -21,7 +21,14 @@ from sqlalchemy.types import TypeDecorator
 from composite_store.errors import ValidationError
 from composite_store.sql.types import dumps
 
-__all__ = ["Jsonb", "PgText", "check_json_text", "check_text", "fixed_point_floats"]
+__all__ = [
+    "Jsonb",
+    "PgText",
+    "check_json_text",
+    "check_text",
+    "checked_text",
+    "fixed_point_floats",
+]
 
 #: A raw NUL, or a lone surrogate (a valid pair is one code point in a Python str).
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
@@ -114,10 +121,11 @@ class PgText(TypeDecorator[str]):
         # every text value of every row (psycopg's TEXT has no conversion to chain).
         if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
             return super().bind_processor(dialect)
-        return _checked_text
+        return checked_text
 
 
-def _checked_text(value: Any) -> str | None:
+def checked_text(value: Any) -> str | None:
+    """``PgText``'s bind processor: ``check_text`` of a value that is not None."""
     return None if value is None else check_text(value)
 
 
