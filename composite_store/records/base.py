@@ -48,10 +48,11 @@ def to_utc_ms(value: datetime) -> datetime:
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
 
-#: The last value :func:`iso_ms` formatted and its text. A record's ``createdAt`` and
+#: The last UTC value :func:`iso_ms` formatted and its text. A record's ``createdAt`` and
 #: ``updatedAt`` are most often the same instant (a new record's stamps, a caller's one
-#: ``now``), so the second of them is a comparison. Equal datetimes are the same instant (or
-#: the same naive wall clock), which has one text.
+#: ``now``), so the second of them is a comparison. Only UTC values: two datetimes of one
+#: other zone compare by wall clock, ignoring ``fold``, so equal ones can be two instants of
+#: a DST change; UTC has no folds.
 _last_iso: tuple[datetime, str] = (datetime(1970, 1, 1, tzinfo=UTC), "1970-01-01T00:00:00.000Z")
 
 
@@ -60,15 +61,20 @@ def iso_ms(value: datetime) -> str:
     zero-padded to four digits): the text form stores keep timestamps in, which sorts as the
     instants do and as Mastra's own."""
     global _last_iso
+    if value.tzinfo is not UTC:
+        return _iso_text(value.astimezone(UTC))
     last = _last_iso
     if value == last[0]:
         return last[1]
-    moment = value if value.tzinfo is UTC else value.astimezone(UTC)
-    # isoformat is C all the way (strftime is twice as slow, and does not pad years < 1000
-    # on glibc); [:-6] drops "+00:00".
-    text = moment.isoformat(timespec="milliseconds")[:-6] + "Z"
+    text = _iso_text(value)
     _last_iso = (value, text)
     return text
+
+
+def _iso_text(moment: datetime) -> str:
+    # isoformat is C all the way (strftime is twice as slow, and does not pad years < 1000
+    # on glibc); [:-6] drops "+00:00".
+    return moment.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def not_blank(value: str) -> str:

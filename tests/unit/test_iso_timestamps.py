@@ -65,3 +65,18 @@ def test_each_value_gets_its_own_text_whatever_came_before() -> None:
         iso_ms(later.replace(tzinfo=None).astimezone(UTC)),
         "2025-03-04T05:06:07.892Z",
     ]
+
+
+def test_two_instants_of_one_wall_clock_get_their_own_texts() -> None:
+    # The wall clock a DST change repeats: equal as datetimes of one zone (fold is ignored),
+    # an hour apart as instants.
+    from zoneinfo import ZoneInfo
+
+    first = datetime(2025, 10, 26, 2, 30, tzinfo=ZoneInfo("Europe/Berlin"))
+    second = first.replace(fold=1)
+    assert first == second
+    assert [iso_ms(first), iso_ms(second), iso_ms(first)] == [
+        "2025-10-26T00:30:00.000Z",
+        "2025-10-26T01:30:00.000Z",
+        "2025-10-26T00:30:00.000Z",
+    ]
