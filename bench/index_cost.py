@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from composite_store import open_store
+from composite_store.records.base import iso_ms
 
 GOLDEN = Path(__file__).parent.parent / "tests" / "data" / "mastra" / "libsql-1.23.1.json"
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
@@ -44,10 +45,6 @@ SNAPSHOT = (
     '"createdAt", "updatedAt") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workflow_name, run_id) '
     'DO UPDATE SET snapshot = excluded.snapshot, "updatedAt" = excluded."updatedAt"'
 )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def _mastra_file(path: Path) -> None:
@@ -73,14 +70,14 @@ def _inserts(path: Path, rows: int, snapshot: str) -> dict[str, float]:
     found = {}
     start = time.perf_counter()
     for t in range(rows):
-        stamp = _iso(EPOCH + timedelta(milliseconds=t))
+        stamp = iso_ms(EPOCH + timedelta(milliseconds=t))
         db.execute(
             THREAD, (f"thread-{t:06d}", f"resource-{t % 20:03d}", f"title {t}", "{}", stamp, stamp)
         )
     found["W1 thread insert"] = (time.perf_counter() - start) / rows * 1e6
     start = time.perf_counter()
     for op in range(rows):
-        stamp = _iso(datetime.now(UTC))
+        stamp = iso_ms(datetime.now(UTC))
         db.execute(SNAPSHOT, (f"wf-{op % 5}", f"run-{op:06d}", None, snapshot, stamp, stamp))
     found["W5 snapshot insert (no resource)"] = (time.perf_counter() - start) / rows * 1e6
     db.close()

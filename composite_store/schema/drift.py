@@ -77,10 +77,10 @@ def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalI
     directions = tuple(desc for _, desc in index.columns)
     # A partial index serves only some rows: it is the documented index only if that is
     # partial too (Mastra's root-span indexes, WHERE parentSpanId IS NULL).
+    partial = index.where_null is not None
     # A documented index over the rows where a column is not NULL serves reads that filter
     # on that column: a full index does as well (a database built before it was partial, a
     # backend without partial indexes).
-    partial = index.where_null is not None
     either = index.where_not_null is not None
     same = [
         ix

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import count
 from typing import Any
 
@@ -117,7 +118,6 @@ def copy_rows(
     return sa.table(staging, *(sa.column(c) for c in columns))
 
 
-
 # -- the binary format ----------------------------------------------------------------------------
 
 
@@ -148,11 +148,14 @@ def _binary_column(
     return None
 
 
+@lru_cache(maxsize=64)
 def _binary_plan(
     table: sa.Table, dialect: Dialect
 ) -> dict[str, tuple[str, Callable[[Any], Any]]] | None:
     """Each column of ``table`` with its binary COPY type and conversion, or None when one
-    column is not of a type the binary format takes here (the table goes as text)."""
+    column is not of a type the binary format takes here (the table goes as text). Made once
+    per table and dialect: ``copy_processor`` asks for it for every column of every page,
+    ``copy_rows`` for every page."""
     plan = {}
     for column in table.columns:
         found = _binary_column(column, dialect)
