@@ -38,20 +38,16 @@ from composite_store.sql.memory import SqlMemory
 from composite_store.sql.workflows import SqlWorkflows
 
 #: The statements one ``list_messages`` with an include issues (from the statement cache),
-#: and the values it binds to them.
+#: and the values it binds to them: the page, and one statement for the include window.
 Statement = Callable[[SqlMemory], Prepared]
 STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = {
     "newest 20 (page)": (
         lambda memory: memory._messages_page(1, False, (), True, True),
         lambda tid, at: {"v0": tid, "offset": 0, "limit": 21},
     ),
-    "include: the target message": (
-        lambda memory: memory.select_by("messages", "id"),
-        lambda tid, at: {"id": f"{tid}-m05000"},
-    ),
-    "include: 2 before and 2 after": (
-        lambda memory: memory._both_sides(),
-        lambda tid, at: {"tid": tid, "at": at, "mid": f"{tid}-m05000", "before": 2, "after": 2},
+    "include: the target, its thread's owner, 2 before and 2 after": (
+        lambda memory: memory._include_window(True, True),
+        lambda tid, at: {"mid": f"{tid}-m05000", "before": 2, "after": 2},
     ),
 }
 ANALYZE = {

@@ -578,9 +578,6 @@ async def rows_read(store: SqlStore, fx: Fixture) -> dict[str, int]:
         return workflows.runs_page(RunQuery(name, resource, None, None, newest, False))
 
     def explain(conn: Any) -> dict[str, int]:
-        target = memory.select_by("messages", "id").first(conn, {"id": tid})
-        assert target is not None
-        side = {"tid": "long", "at": target["createdAt"], "mid": tid, "before": 2, "after": 2}
         statements: dict[str, tuple[Prepared, dict[str, Any]]] = {
             "newest 20": (
                 memory._messages_page(1, False, (), True, True),
@@ -590,7 +587,9 @@ async def rows_read(store: SqlStore, fx: Fixture) -> dict[str, int]:
                 memory._messages_page(1, False, (), True, True, True),
                 {"v0": "long", "offset": 0, "limit": 21},
             ),
-            "include 2 + 2": (memory._both_sides(), side),
+            "include 2 + 2": (
+                memory._include_window(True, True), {"mid": tid, "before": 2, "after": 2}
+            ),
             "thread page 10 + total": (
                 memory._threads_page(True, (), "createdAt", True, True, True),
                 {"rid": "r-page", "offset": 500, "limit": 51},

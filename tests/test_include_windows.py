@@ -1,5 +1,5 @@
 """``list_messages(include=...)`` on the relational backend reads every include window in one
-transaction (``SqlMemory._message_windows``), with the results of one window at a time."""
+transaction (``SqlMemory._include_windows``), with the results of one window at a time."""
 
 from __future__ import annotations
 
@@ -61,11 +61,14 @@ def test_every_include_window_is_read_in_one_transaction(tmp_path: Path) -> None
             only = await memory.list_messages(thread_id="a", per_page=0, include=INCLUDES)
             assert runs == 1
 
-            # The same messages, in the same order, as reading one window at a time.
+            # The same windows and owners as reading one window, then its thread, at a time.
             includes = [Include.model_validate(i) for i in INCLUDES]
-            one_by_one = await MemoryDomain._message_windows(memory, includes)
-            together = await memory._message_windows(includes)
-            assert [m.id for m in together] == [m.id for m in one_by_one]
+            one_by_one = await MemoryDomain._include_windows(memory, includes, owners=True)
+            together = await memory._include_windows(includes, owners=True)
+            assert [[m.id for m in w] for w in together.windows] == [
+                [m.id for m in w] for w in one_by_one.windows
+            ]
+            assert together.owners == one_by_one.owners == {"a": "r", "b": "r"}
             windows = {f"a-m{i:02d}" for i in range(5, 10)} | {f"b-m{i:02d}" for i in range(3, 9)}
             # Deduplicated, merged by (createdAt, id): "a-m05" and "b-m05" share a second.
             assert [m.id for m in only.items] == sorted(windows, key=lambda m: (m[-2:], m))

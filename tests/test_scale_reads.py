@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,56 +22,28 @@ import pytest
 from composite_store import OrderBy, open_store
 from composite_store.memory import Memory, WorkingMemoryConfig
 from composite_store.records.memory import Message, Thread
-from composite_store.sql.engine import Prepared
 from composite_store.sql.store import SqlStore
+from tests.support.statements import Statements, record_engine, record_prepared
 
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
 
 
-class Statements:
-    """Every statement the store sends to SQLite while ``recording``."""
-
-    def __init__(self) -> None:
-        self.sql: list[str] = []
-        self.recording = False
-
-    def selects(self) -> list[str]:
-        return [s for s in self.sql if s.lstrip().upper().startswith("SELECT")]
-
-    def counts(self) -> list[str]:
-        return [s for s in self.sql if COUNT.search(s)]
+def _counts(statements: Statements) -> list[str]:
+    return [s for s in statements.sql if COUNT.search(s)]
 
 
 @pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[Statements]:
-    seen = Statements()
-    execute = Prepared._execute
-
-    def recorded(self: Prepared, conn: Any, values: Any, fetch: bool, sql: str | None = None):  # type: ignore[no-untyped-def]
-        if seen.recording:
-            seen.sql.append(self.sql if sql is None else sql)
-        return execute(self, conn, values, fetch, sql)
-
-    monkeypatch.setattr(Prepared, "_execute", recorded)
-    yield seen
+def statements(monkeypatch: pytest.MonkeyPatch) -> Statements:
+    return record_prepared(monkeypatch)
 
 
 async def _store(path: Path, statements: Statements) -> SqlStore:
-    import sqlalchemy as sa
-
     store = open_store(f"sqlite:///{path}")
     assert isinstance(store, SqlStore)
     await store.init()
-    engine = store.memory.db.engine
-    assert isinstance(engine, sa.engine.Engine)
-
-    def cursor(conn: Any, cursor: Any, sql: str, *args: Any) -> None:
-        if statements.recording:
-            statements.sql.append(sql)
-
     # What does not go through the prepared fast path goes through SQLAlchemy's execution.
-    sa.event.listen(engine, "before_cursor_execute", cursor)
+    record_engine(store.memory.db.engine, statements)
     return store
 
 
@@ -114,7 +85,7 @@ def test_memory_never_counts_a_thread(tmp_path: Path, statements: Statements) ->
             statements.recording = False
             assert len(recalled) == 10
             assert statements.selects(), "the spy saw no read: it watches the wrong place"
-            assert statements.counts() == []
+            assert _counts(statements) == []
         finally:
             await store.close()
 

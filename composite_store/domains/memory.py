@@ -37,7 +37,7 @@ from composite_store.rules.merge import merge_message_content, shallow_merge
 from composite_store.rules.paging import Window, build_page, order_field, window
 from composite_store.types import DateRange, Include, OrderBy, Page, PerPage
 
-__all__ = ["UNSET", "MemoryDomain", "MessageQuery", "ThreadQuery"]
+__all__ = ["UNSET", "IncludeWindows", "MemoryDomain", "MessageQuery", "ThreadQuery"]
 
 
 _THREAD_ORDER = {
@@ -71,6 +71,19 @@ class MessageQuery:
     descending: bool
     window: Window
     count: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeWindows:
+    """The include windows of a ``list_messages`` call, read by the backend hook
+    (``MemoryDomain._include_windows``)."""
+
+    #: One per include, in the order given: the target and its neighbours (any order), all of
+    #: the target's thread; empty when the target does not exist.
+    windows: list[list[Message]]
+    #: The resourceId of each target's thread by thread id (None: no such thread row), when
+    #: asked for.
+    owners: Mapping[str, str | None]
 
 
 def _ids(values: Any, what: str) -> list[str]:
@@ -536,52 +549,50 @@ class MemoryDomain(Domain):
     async def _scoped_windows(
         self, includes: Sequence[Include], resource_id: str | None
     ) -> list[Message]:
-        """The include windows the caller may see.
+        """The include windows the caller may see, window after window in the order given.
 
         An include whose ``thread_id`` is given must target a message of that thread, and in a
-        call scoped by ``resource_id`` a target in a thread of another resource is dropped
-        with its window: no read returns another resource's records. Windows are read once;
-        only when one is refused are the others read again without it.
+        call scoped by ``resource_id`` a target in a thread of another resource (or of no
+        thread row at all) is dropped with its window: no read returns another resource's
+        records. The windows and the owners of their threads are read together
+        (:meth:`_include_windows`), once.
         """
-        windows = await self._message_windows(includes)
-        scoped = resource_id is not None or any(i.thread_id is not None for i in includes)
-        if not scoped:
-            return windows
-        thread_of = {m.id: m.thread_id for m in windows}
-        owners: dict[str, str | None] = {}
-        kept: list[Include] = []
-        for inc in includes:
-            thread_id = thread_of.get(inc.id)
-            if thread_id is None:
+        read = await self._include_windows(includes, owners=resource_id is not None)
+        extra: list[Message] = []
+        for inc, found in zip(includes, read.windows, strict=True):
+            if not found:
                 continue  # no such message: its window is empty
+            thread_id = found[0].thread_id  # a window is all of the target's thread
             if inc.thread_id is not None and inc.thread_id != thread_id:
                 continue
-            if resource_id is not None:
-                if thread_id not in owners:
-                    thread = await self._get_thread(thread_id)
-                    owners[thread_id] = thread.resource_id if thread is not None else None
-                if owners[thread_id] != resource_id:
-                    continue
-            kept.append(inc)
-        if len(kept) == len([i for i in includes if i.id in thread_of]):
-            return windows
-        return await self._message_windows(kept) if kept else []
-
-    async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
-        """Return the messages of every include's window (:meth:`_message_window`), window
-        after window in the order given.
-
-        The default reads one window after another; a backend that can read them together
-        (the relational one: in one transaction) overrides it.
-        """
-        extra: list[Message] = []
-        for inc in includes:
-            extra.extend(
-                await self._message_window(
-                    inc.id, inc.with_previous_messages, inc.with_next_messages
-                )
-            )
+            if resource_id is not None and read.owners.get(thread_id) != resource_id:
+                continue
+            extra.extend(found)
         return extra
+
+    async def _include_windows(
+        self, includes: Sequence[Include], *, owners: bool
+    ) -> IncludeWindows:
+        """Return the window of every include (:meth:`_message_window`) in the order given
+        and, with ``owners``, the resourceId of each found target's thread by thread id (None
+        when the thread row does not exist).
+
+        The default reads one window after another, then each of their threads
+        (:meth:`_get_thread`); a backend that can read a window with its thread's owner (the
+        relational one: one statement per window) overrides it.
+        """
+        windows = [
+            await self._message_window(
+                inc.id, inc.with_previous_messages, inc.with_next_messages
+            )
+            for inc in includes
+        ]
+        owner_of: dict[str, str | None] = {}
+        if owners:
+            for thread_id in dict.fromkeys(found[0].thread_id for found in windows if found):
+                thread = await self._get_thread(thread_id)
+                owner_of[thread_id] = thread.resource_id if thread is not None else None
+        return IncludeWindows(windows, owner_of)
 
     @abstractmethod
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:

@@ -18,6 +18,7 @@ from sqlalchemy.sql.expression import Executable
 
 from composite_store.domains.args import UNSET
 from composite_store.domains.memory import (
+    IncludeWindows,
     MemoryDomain,
     MessageQuery,
     ThreadQuery,
@@ -43,6 +44,8 @@ from composite_store.types import DateRange, Include
 __all__ = ["SqlMemory"]
 
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
+#: The label of the resourceId of the target's thread on an include window's target row.
+OWNER = "thread_owner"
 #: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
 IN_CHUNK = 100
 
@@ -398,11 +401,21 @@ class SqlMemory(SqlDomain, MemoryDomain):
         )
         return [message(r) for r in rows], total
 
-    def _side(self, direction: str, limit: str) -> tuple[sa.Select[Any], tuple[Any, ...]]:
-        """The messages just before (``<``) or after (``>``) ``(:at, :mid)`` in thread ``:tid``,
-        at most ``:<limit>`` of them, and the order they are read in."""
-        tbl = self.tables["messages"]
-        at: Any = sa.bindparam("at", type_=tbl.c.createdAt.type)
+    def _side(self, direction: str, limit: str) -> sa.Select[Any]:
+        """The messages just before (``<``) or after (``>``) message ``:mid`` in its own thread,
+        at most ``:<limit>`` of them, each row with a NULL :data:`OWNER` (the column the
+        target's row of :meth:`_include_window` fills)."""
+        tbl, target = self.tables["messages"], self.tables["messages"].alias("target")
+
+        def of_target(column: str) -> Any:
+            # Uncorrelated (another alias of the table): evaluated once, before the scan, as a
+            # constant the index is searched with (PostgreSQL an InitPlan in the Index Cond,
+            # SQLite and MariaDB a constant subquery), so the side is read from the
+            # (thread_id, createdAt) index from the target, as a bound value would be.
+            picked = sa.select(target.c[column]).where(target.c.id == sa.bindparam("mid"))
+            return picked.scalar_subquery()
+
+        thread, at = of_target("thread_id"), of_target("createdAt")
         mid: Any = sa.bindparam("mid")
         # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
         # order from the target and the scan stops after ``limit`` rows; the OR alone makes
@@ -420,73 +433,79 @@ class SqlMemory(SqlDomain, MemoryDomain):
         # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
         ids = (
             sa.select(tbl.c.id)
-            .where(tbl.c.thread_id == sa.bindparam("tid"), beyond)
+            .where(tbl.c.thread_id == thread, beyond)
             .order_by(*ordering)
             .limit(sa.bindparam(limit))
             .subquery(f"neighbour_ids_{'before' if direction == '<' else 'after'}")
         )
-        return self.select_all("messages").join_from(tbl, ids, tbl.c.id == ids.c.id), ordering
+        return (
+            self.select_all("messages")
+            .add_columns(sa.null().label(OWNER))
+            .join_from(tbl, ids, tbl.c.id == ids.c.id)
+        )
 
-    def _neighbours(self, direction: str) -> Prepared:
-        """Messages just before (``<``) or after (``>``) a (createdAt, id) in one thread."""
+    def _include_window(self, before: bool, after: bool) -> Prepared:
+        """One include window in one statement (one round trip, one snapshot): message
+        ``:mid`` with the resourceId of its thread as :data:`OWNER` (NULL when the thread row
+        does not exist), then, where ``before`` (``after``), at most ``:before`` (``:after``)
+        messages just before (after) it in its thread (:meth:`_side`). No row when the message
+        does not exist; the caller orders the rows."""
 
-        def build(direction: str) -> Executable:
-            side, ordering = self._side(direction, "limit")
-            return side.order_by(*ordering)
+        def build(before: bool, after: bool) -> Executable:
+            messages, threads = self.tables["messages"], self.tables["threads"]
+            # Correlated with the one target row: the thread by its primary key, once.
+            owner = (
+                sa.select(threads.c.resourceId)
+                .where(threads.c.id == messages.c.thread_id)
+                .scalar_subquery()
+            )
+            target = (
+                self.select_all("messages")
+                .add_columns(owner.label(OWNER))
+                .where(messages.c.id == sa.bindparam("mid"))
+            )
+            sides = [self._side("<", "before")] if before else []
+            sides += [self._side(">", "after")] if after else []
+            return sa.union_all(target, *sides) if sides else target
 
-        return self.prepared(build, direction)
-
-    def _both_sides(self) -> Prepared:
-        """Both halves of an include window in one statement (one round trip): at most
-        ``:before`` messages before the target, then at most ``:after`` after it, each half
-        read as :meth:`_neighbours` reads it; the caller orders the rows."""
-
-        def build() -> Executable:
-            return sa.union_all(self._side("<", "before")[0], self._side(">", "after")[0])
-
-        return self.prepared(build)
-
-    def _window_rows(
-        self, conn: Connection, message_id: str, before: int, after: int
-    ) -> list[dict[str, Any]]:
-        """The rows of one include window: the target, then its neighbours before and after."""
-        target = self.select_by("messages", "id").first(conn, {"id": message_id})
-        if target is None:
-            return []
-        found = [target]
-        values = {"tid": target["thread_id"], "at": target["createdAt"], "mid": message_id}
-        if before and after:
-            found += self._both_sides().all(conn, {**values, "before": before, "after": after})
-        elif before:
-            found += self._neighbours("<").all(conn, {**values, "limit": before})
-        elif after:
-            found += self._neighbours(">").all(conn, {**values, "limit": after})
-        return found
+        return self.prepared(build, before, after)
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
-        # The target, then its neighbours. On the servers (READ COMMITTED: each statement of a
-        # transaction takes its own snapshot anyway) no BEGIN/COMMIT around them; SQLite's
-        # transaction keeps one snapshot, so it stays.
-        rows = await self.db.run(
-            lambda conn: self._window_rows(conn, message_id, before, after),
-            single=self.db.dialect.autocommit,
-            short=True,
-        )
-        return [message_from_row(r) for r in rows]
-
-    async def _message_windows(self, includes: Sequence[Include]) -> list[Message]:
         # docstring inherited
-        def read(conn: Connection) -> list[dict[str, Any]]:
-            rows: list[dict[str, Any]] = []
-            for inc in includes:
-                rows += self._window_rows(
-                    conn, inc.id, inc.with_previous_messages, inc.with_next_messages
-                )
-            return rows
+        include = Include(id=message_id, with_previous_messages=before, with_next_messages=after)
+        read = await self._include_windows([include], owners=False)
+        return read.windows[0]
 
-        few = len(includes) <= 10
-        single = self.db.dialect.autocommit  # as in _message_window
-        return [message_from_row(r) for r in await self.db.run(read, single=single, short=few)]
+    async def _include_windows(
+        self, includes: Sequence[Include], *, owners: bool
+    ) -> IncludeWindows:
+        # docstring inherited
+        reads = [
+            (
+                self._include_window(i.with_previous_messages > 0, i.with_next_messages > 0),
+                {"mid": i.id, "before": i.with_previous_messages, "after": i.with_next_messages},
+            )
+            for i in includes
+        ]
+
+        def read(conn: Connection) -> list[list[Any]]:
+            return [window.rows(conn, values) for window, values in reads]
+
+        # A window is one statement, read from one snapshot. On the servers (READ COMMITTED:
+        # each statement of a transaction takes its own snapshot anyway) no BEGIN/COMMIT
+        # around several windows either; on SQLite a transaction keeps one snapshot for them.
+        single = self.db.dialect.autocommit or len(reads) == 1
+        found = await self.db.run(read, single=single, short=len(reads) <= 10)
+        windows: list[list[Message]] = []
+        owner_of: dict[str, str | None] = {}
+        for (window, values), rows in zip(reads, found, strict=True):
+            message = window.reader(Message, content=MessageContent.from_stored)
+            messages = [message(r) for r in rows]
+            windows.append(messages)
+            for m, r in zip(messages, rows, strict=True):
+                if m.id == values["mid"]:
+                    owner_of[m.thread_id] = window.values_reader()(r)[-1]  # OWNER, last
+        return IncludeWindows(windows, owner_of)
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:
         few = len(message_ids) <= IN_CHUNK
