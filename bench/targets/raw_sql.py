@@ -4,8 +4,8 @@ spelling supplied by a subclass.
 
 - A read is one statement in autocommit: no BEGIN/COMMIT around a single SELECT, no locking
   read where no write follows. Reads that must agree (a thread page and its count) share one
-  transaction; an include window's reads (the target, then its neighbours) are statements of
-  their own, as they are under READ COMMITTED inside a transaction too.
+  transaction; an include window is one statement (the target, then each side with the
+  target's thread and createdAt as scalar subqueries), as the library reads it.
 - A write takes the fewest round trips that keep the documented guarantees: one upsert in
   autocommit for a thread, a resource's working memory, a snapshot or a span batch; a message
   batch is atomic (all or nothing), upserts by id, refuses unknown threads, and bumps updatedAt
@@ -333,43 +333,52 @@ class RawSqlTarget(Target):
         rows = self.decode(MESSAGES, await self._statement(read))
         return [r[0] for r in rows[:n]]
 
-    def _neighbours_sql(self, op: str) -> str:
-        # The library's shape: the ids first (a plain createdAt range, which the index serves,
-        # then the (createdAt, id) tie-break), then their rows.
-        order = "DESC" if op == "<" else "ASC"
-        at, mid, m, tbl = self.q("createdAt"), self.q("id"), self.marker, self.t(MESSAGES)
-        ordering = self.order(MESSAGES, f"createdAt {order}", f"id {order}")
-        return self.statement(
-            ("neighbours", op),
-            lambda: f"{self.select(MESSAGES)} JOIN (SELECT {mid} AS neighbour_id FROM {tbl} "
-            f"WHERE {self.q('thread_id')} = {m} AND {at} {op}= {m} AND ({at} {op} {m} OR "
-            f"{mid} {op} {m}) ORDER BY {ordering} LIMIT {m}) AS neighbour_ids "
-            f"ON {tbl}.{mid} = neighbour_ids.neighbour_id ORDER BY {ordering}",
-        )
+    def _window_sql(self, before: bool, after: bool) -> str:
+        """An include window in one statement, as a hand-written read would take it: the
+        target, then each side with the target's thread and createdAt as scalar subqueries on
+        its id, evaluated once and used as index bounds. A side reads the ids first (a plain
+        createdAt range, which the index serves, then the (createdAt, id) tie-break), then
+        their rows, as the library does."""
+
+        def build() -> str:
+            at, mid, m, tbl = self.q("createdAt"), self.q("id"), self.marker, self.t(MESSAGES)
+            thread = self.q("thread_id")
+            tid = f"(SELECT w.{thread} FROM {tbl} w WHERE w.{mid} = {m})"
+            when = f"(SELECT w.{at} FROM {tbl} w WHERE w.{mid} = {m})"
+            parts = [f"SELECT * FROM ({self.select(MESSAGES)} WHERE {mid} = {m}) AS target"]
+            for op, wanted in (("<", before), (">", after)):
+                if not wanted:
+                    continue
+                order = "DESC" if op == "<" else "ASC"
+                ordering = self.order(MESSAGES, f"createdAt {order}", f"id {order}")
+                parts.append(
+                    f"SELECT * FROM ({self.select(MESSAGES)} JOIN (SELECT {tbl}.{mid} AS "
+                    f"neighbour_id FROM {tbl} WHERE {tbl}.{thread} = {tid} AND {tbl}.{at} "
+                    f"{op}= {when} AND ({tbl}.{at} {op} {when} OR {tbl}.{mid} {op} {m}) "
+                    f"ORDER BY {ordering} LIMIT {m}) AS neighbour_ids ON {tbl}.{mid} = "
+                    f"neighbour_ids.neighbour_id) AS side_{'before' if op == '<' else 'after'}"
+                )
+            return " UNION ALL ".join(parts)
+
+        return self.statement(("window", before, after), build)
 
     async def newest_with_window(
         self, thread_id: str, n: int, message_id: str, before: int, after: int
     ) -> list[str]:
         page = self._page_sql()
-        target = self.statement(
-            "message", lambda: f"{self.select(MESSAGES)} WHERE {self.q('id')} = {self.marker}"
-        )
-        earlier, later = self._neighbours_sql("<"), self._neighbours_sql(">")
+        window = self._window_sql(bool(before), bool(after))
+        values: list[Any] = [message_id]
+        for limit in (before, after):
+            if limit:
+                values += [message_id] * 4 + [limit]
 
         async def read_page(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(page, [thread_id, n + 1, 0])
 
-        async def read_window(tx: Tx) -> list[Sequence[Any]]:
-            found = list(await tx.rows(target, [message_id]))
-            if not found:
-                return []
-            tid, at = found[0][1], self.encode_time(self.decode(MESSAGES, found)[0][5])
-            for sql, limit in ((earlier, before), (later, after)):
-                if limit:
-                    found += await tx.rows(sql, [tid, at, at, message_id, limit])
-            return found
+        async def read_window(tx: Tx) -> Sequence[Sequence[Any]]:
+            return await tx.rows(window, values)
 
-        # The page, then the window: each read its own autocommit statement.
+        # The page, then the window: two autocommit statements.
         rows = self.decode(MESSAGES, await self._statement(read_page))[:n]
         merged = {r[0]: r for r in rows}
         for r in self.decode(MESSAGES, await self._statement(read_window)):
