@@ -121,14 +121,14 @@ async def plans(name: str) -> str:
             )
             target = next(m for m in page.items if m.id == "long-m05000")
             out.append(f"## {name} ({db.engine.dialect.server_version_info or ''})")
-            for title, (statement, values) in STATEMENTS.items():
+            for title, (statement, values_of) in STATEMENTS.items():
                 # The statement exactly as the library compiled and ran it, explained with the
                 # values the library binds, through the library's own executor.
                 compiled = len(db.statements)
                 prepared = statement(memory)
                 if len(db.statements) != compiled:
                     raise LookupError(f"the library did not run the statement {title!r}")
-                bound = values("long", target.created_at)
+                bound = values_of("long", target.created_at)
 
                 def explain(
                     conn: Connection, prepared: Prepared = prepared, args: Any = bound

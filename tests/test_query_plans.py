@@ -143,7 +143,7 @@ def test_long_thread_reads_stop_at_the_page(
             assert isinstance(memory, SqlMemory)
             # The statements list_messages ran (the newest 20; the window), from the cache: had
             # their shape differed, a new one would be compiled here.
-            statements = {
+            statements: dict[str, tuple[Prepared, dict[str, Any]]] = {
                 "newest 20": (
                     memory._messages_page(1, False, (), True, True),
                     {"v0": "long", "offset": 0, "limit": 21},

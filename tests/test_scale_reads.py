@@ -22,6 +22,7 @@ import pytest
 from composite_store import OrderBy, open_store
 from composite_store.memory import Memory, WorkingMemoryConfig
 from composite_store.records.memory import Message, Thread
+from composite_store.sql.memory import SqlMemory
 from composite_store.sql.store import SqlStore
 from tests.support.statements import Statements, record_engine, record_prepared
 
@@ -43,7 +44,9 @@ async def _store(path: Path, statements: Statements) -> SqlStore:
     assert isinstance(store, SqlStore)
     await store.init()
     # What does not go through the prepared fast path goes through SQLAlchemy's execution.
-    record_engine(store.memory.db.engine, statements)
+    memory = store.memory
+    assert isinstance(memory, SqlMemory)
+    record_engine(memory.db.engine, statements)
     return store
 
 
