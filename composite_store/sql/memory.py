@@ -500,11 +500,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
         owner_of: dict[str, str | None] = {}
         for (window, values), rows in zip(reads, found, strict=True):
             message = window.reader(Message, content=MessageContent.from_stored)
+            owner = window.value_reader(OWNER)
             messages = [message(r) for r in rows]
             windows.append(messages)
             for m, r in zip(messages, rows, strict=True):
                 if m.id == values["mid"]:
-                    owner_of[m.thread_id] = window.values_reader()(r)[-1]  # OWNER, last
+                    owner_of[m.thread_id] = owner(r)
         return IncludeWindows(windows, owner_of)
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:

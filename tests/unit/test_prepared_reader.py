@@ -138,3 +138,14 @@ def test_each_closes_the_cursor_when_a_record_fails(conn: Any) -> None:
     with pytest.raises(ValueError, match="no record"):
         page.each(conn, fail)
     assert closed == [True]
+
+
+def test_value_reader_converts_one_column_as_the_record_reader_does(conn: Any) -> None:
+    page = Prepared(sa.select(items).order_by(items.c.id), conn.dialect)
+    rows = page.rows(conn)
+    assert [page.value_reader("id")(r) for r in rows] == ["a!", "b!"]  # its processor, once
+    assert page.value_reader("payload")(rows[1]) == {"n": 2}
+    ids = Prepared(sa.select(sa.literal_column("'x'").label("plain")), conn.dialect)
+    assert ids.value_reader("plain")(ids.rows(conn)[0]) == "x"  # no processor: the value
+    with pytest.raises(TypeError, match="selects no column 'nope'"):
+        page.value_reader("nope")

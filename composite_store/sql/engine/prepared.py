@@ -26,6 +26,7 @@ What a statement is compiled into is read from ``SQLCompiler``'s documented attr
 from __future__ import annotations
 
 import gc
+import operator
 from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -352,6 +353,27 @@ class Prepared:
             exec(compile(source, "<values_reader>", "exec"), env)
             found = self._readers[key] = env["read"]
         read: Callable[[Sequence[Any]], tuple[Any, ...]] = found
+        return read
+
+    def value_reader(self, key: str) -> Callable[[Sequence[Any]], Any]:
+        """A function giving column ``key``'s value of one of :meth:`rows`, its result
+        processor applied: one column of a row whose others a record reads
+        (:meth:`values_reader` would convert them all)."""
+        found = self._readers.get(("value", key))
+        if found is None:
+            if key not in self._keys:
+                raise TypeError(f"the statement selects no column {key!r}")
+            index, process = self._keys.index(key), dict(self._processed).get(key)
+            if process is None:
+                found = operator.itemgetter(index)
+            else:
+                convert = process
+
+                def found(row: Sequence[Any]) -> Any:
+                    return convert(row[index])
+
+            self._readers[("value", key)] = found
+        read: Callable[[Sequence[Any]], Any] = found
         return read
 
     def record(
