@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from composite_store import open_store
+from tests.support.sql_stores import sql_store_url
 
 PROCESSES = 4
 
@@ -31,12 +32,7 @@ def _init(url: str) -> None:
 
 def _url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     prefix = f"race{secrets.token_hex(3)}_"
-    if backend == "sqlite":
-        return f"sqlite:///{tmp_path / 'race.db'}?prefix={prefix}"
-    from tests.support.servers import mariadb, postgres
-
-    module = {"postgres": postgres, "mariadb": mariadb}[backend]
-    url: str = module.session_url(request)
+    url = sql_store_url(backend, request, tmp_path)
     return f"{url}{'&' if '?' in url else '?'}prefix={prefix}"
 
 
