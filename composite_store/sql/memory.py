@@ -651,8 +651,9 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 .returning(threads.c.id)
                 .cte("upd")
             )
-            # Planned for every call (PLAN_EACH_CALL): its best plan depends on how many
-            # messages and threads there are, which a store's first batches keep changing.
+            # Planned for every call (PLAN_EACH_CALL) where the planner may choose a scan:
+            # its best plan then depends on how many messages and threads there are, which a
+            # store's first batches keep changing.
             return (
                 sa.select(existing.c.id)
                 .add_cte(inserted, bumped)

@@ -11,6 +11,13 @@
     (``composite_store.sql.engine.connections``): one idle for more than 5 seconds is pinged before
     use, one older than ``pool_recycle`` replaced, and an operation whose connection the
     server dropped runs again once on a new one; the pool pre-pings what it hands out.
+:plans: the adapter's connections run ``SET enable_seqscan = off`` when they open, so that the
+    plans psycopg keeps prepared use the indexes whatever the tables' sizes were when they were
+    made (a plan made while a table was tiny otherwise scanned it whole after it grew, until
+    the next ANALYZE). Statements with no index to use still scan. ``options=-c
+    enable_seqscan=on`` in the URL, or an engine of your own (``engine=``), keeps the
+    server's setting; a statement whose plan depends on the tables' sizes is then planned for
+    every call.
 
 Layout (DESIGN.md section 9): tables in the given schema, created if missing and always
 written out in statements; ``TIMESTAMP`` columns holding the UTC wall clock, each with a

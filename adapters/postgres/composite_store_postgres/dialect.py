@@ -146,10 +146,11 @@ class PostgresDialect(SqlDialect):
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
         # Connections of our own class: a cheaper wait per reply and a kept raw cursor
         # (.cursor); SQLAlchemy's psycopg dialect calls this instead of AsyncConnection.connect.
-        from composite_store_postgres.cursor import LeanAsyncConnection
+        # They also plan with the indexes whatever the tables' sizes (cursor.INDEX_PLANS).
+        from composite_store_postgres.cursor import connect
 
         connect_args = dict(engine_options.get("connect_args") or {})
-        connect_args.setdefault("async_creator_fn", LeanAsyncConnection.connect)
+        connect_args.setdefault("async_creator_fn", connect)
         engine_options["connect_args"] = connect_args
         return create_async_engine(url, **engine_options)
 

@@ -139,39 +139,105 @@ def test_json_is_parsed_as_json_loads_parses_it(url: str) -> None:
         assert plain == jsonb
 
 
-def test_a_message_batch_is_planned_for_every_call(url: str) -> None:
-    """A message batch's plan follows the tables' sizes (PLAN_EACH_CALL): psycopg prepares a
-    statement on the server from its fifth run, and the plan made then, while the tables
-    were nearly empty, scanned every message of every later batch. Point reads stay prepared."""
+#: A value for each parameter type of the prepared statements below (EXPLAIN EXECUTE needs one
+#: for each; a generic plan does not depend on them).
+_SAMPLE = {
+    "text": "'x'",
+    "character varying": "'x'",
+    "integer": "1",
+    "bigint": "1",
+    "smallint": "1",
+    "timestamp without time zone": "now()::timestamp",
+    "timestamp with time zone": "now()",
+}
+
+
+def _plans_after_growth(url: str, *, options: str = "") -> dict[str, str]:
+    """Plans that the store's one connection would run for a thread point read and a message
+    batch, prepared while the tables held one page each (vacuumed and analyzed, as
+    autovacuum leaves a new deployment's tables), after the tables grew to 20,000 rows with
+    no ANALYZE since: ``{"read": plan, "batch": plan}``, for those of the two prepared."""
     from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
 
     from composite_store import Message, Thread
 
-    def prepared(conn: Connection) -> list[str]:
-        rows = conn.exec_driver_sql("SELECT statement FROM pg_prepared_statements").all()
-        return [r[0] for r in rows]
+    def plans(conn: Connection) -> dict[str, str]:
+        prepared = conn.exec_driver_sql(
+            "SELECT name, statement, parameter_types::text[] FROM pg_prepared_statements"
+        ).all()
+        out: dict[str, str] = {}
+        for name, statement, types in prepared:
+            if "INSERT INTO" in statement and "mastra_messages" in statement:
+                kind = "batch"
+            elif statement.lstrip().startswith("SELECT") and "mastra_threads" in statement:
+                kind = "read"
+            else:
+                continue
+            args = ", ".join(_SAMPLE[t] for t in types)
+            rows = conn.exec_driver_sql(f"EXPLAIN EXECUTE {name}({args})").all()
+            out[kind] = "\n".join(r[0] for r in rows)
+        return out
 
-    async def main() -> list[str]:
+    async def main() -> dict[str, str]:
         schema = await create_namespace(url)
-        store = PostgresStore(store_url(url, schema), pool_size=1)
+        store = PostgresStore(store_url(url, schema) + options, pool_size=1)
+        raw = psycopg.connect(
+            url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+        )
         try:
             await store.init()
             memory = store.memory
-            await memory.save_thread(thread=Thread(id="t1", resource_id="u1"))
-            for batch in range(8):
+            for t in range(20):
+                await memory.save_thread(thread=Thread(id=f"t{t}", resource_id="u1"))
+            for table in ("mastra_threads", "mastra_messages"):
+                raw.execute(f'ALTER TABLE "{schema}".{table} SET (autovacuum_enabled = false)')
+                raw.execute(f'VACUUM ANALYZE "{schema}".{table}')
+            # psycopg prepares a statement on its sixth run, and the server plans a prepared
+            # statement for its values five times before it may keep one generic plan.
+            for batch in range(15):
                 await memory.save_messages(
                     messages=[
-                        Message(id=f"m{batch}-{i}", thread_id="t1", resource_id="u1",
+                        Message(id=f"m{batch}-{i}", thread_id=f"t{batch}", resource_id="u1",
                                 role="user", content="x")
-                        for i in range(2)
+                        for i in range(10)
                     ]
                 )
-                await memory.get_thread_by_id(thread_id="t1")
-            return await memory.db.run(prepared, single=True)
+                await memory.get_thread_by_id(thread_id=f"t{batch}")
+            raw.execute(
+                f'INSERT INTO "{schema}".mastra_threads (id, "resourceId", title, metadata, '
+                "\"createdAt\", \"updatedAt\") SELECT 'g' || g, 'u', '', '{}', now(), now() "
+                "FROM generate_series(1, 20000) g"
+            )
+            raw.execute(
+                f'INSERT INTO "{schema}".mastra_messages (id, thread_id, content, role, type, '
+                "\"createdAt\", \"resourceId\") SELECT 'g' || g, 't1', 'x', 'user', 'v2', "
+                "now(), 'u1' FROM generate_series(1, 20000) g"
+            )
+            return await memory.db.run(plans, single=True)
         finally:
+            raw.close()
             await store.close()
             await drop_namespace(url, schema)
 
-    statements = asyncio.run(main())
-    assert any("mastra_threads" in s and "INSERT" not in s for s in statements), statements
-    assert not any("INSERT INTO" in s and "mastra_messages" in s for s in statements), statements
+    return asyncio.run(main())
+
+
+def test_prepared_plans_use_the_indexes_after_the_tables_grow(url: str) -> None:
+    """The adapter's connections plan with sequential scans disabled (cursor.INDEX_PLANS), so
+    a statement prepared while its tables were tiny keeps using their indexes once they are
+    large: a point read and a message batch (whose plan PLAN_EACH_CALL would otherwise make
+    for every call) are both prepared, and neither plan scans a table."""
+    plans = _plans_after_growth(url)
+    assert set(plans) == {"read", "batch"}, plans
+    for kind, plan in plans.items():
+        assert "Seq Scan" not in plan, f"{kind}:\n{plan}"
+        assert "Index" in plan, f"{kind}:\n{plan}"
+
+
+def test_a_url_that_keeps_sequential_scans_plans_each_batch_for_every_call(url: str) -> None:
+    """``options=-c enable_seqscan=on`` in the URL keeps the server's planner as it is: the
+    message batch is then never prepared (PLAN_EACH_CALL), and the point read's plan, made
+    on a one-page table, is the scan that the adapter's setting exists to avoid."""
+    plans = _plans_after_growth(url, options="&options=-c%20enable_seqscan%3Don")
+    assert "batch" not in plans, plans
+    assert "Seq Scan" in plans["read"], plans["read"]

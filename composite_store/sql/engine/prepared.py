@@ -74,6 +74,9 @@ Streamer = Callable[[Connection, str, Any, int], Iterator[list[Any]]]
 #: tables' sizes at that moment: a message batch prepared while its tables were nearly empty
 #: kept scanning every message to find the batch's previous threads, ever slower as the
 #: table grew (W1 on a fresh database: 1 -> 6.6 ms a batch over its first 10,000 messages).
+#: The PostgreSQL adapter's own connections plan without sequential scans wherever an index
+#: applies (``composite_store_postgres.cursor.INDEX_PLANS``): a plan made while the tables were
+#: small is then as good once they are large, and there the statement stays prepared.
 PLAN_EACH_CALL = "/* plan each call */ "
 
 #: Rows per chunk of a streamed read: large enough that the per-chunk driver call is noise,
