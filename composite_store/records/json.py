@@ -257,6 +257,30 @@ def check_json(value: Any, _depth: int = 0, text: Callable[[str], str] = storabl
     pydantic models inside it (message parts given as models) count as JSON objects.
     ``text`` checks every string and key (:func:`encodable_text` for message content, stored
     as JSON text that escapes NUL)."""
+    kind = type(value)
+    if kind is dict and _depth < MAX_JSON_DEPTH:
+        # The usual value, a plain dict of strings and small values, checked in one loop: a
+        # message's content is mostly that, and a call per member was most of this check.
+        for key, v in value.items():
+            if type(key) is not str and not isinstance(key, str):
+                raise ValueError(f"object key {key!r} is not a string")
+            text(key)
+            member = type(v)
+            if member is str:
+                text(v)
+            elif v is not None and member is not bool:
+                check_json(v, _depth + 1, text)
+        return
+    if kind is str:
+        text(value)
+        return
+    if kind is list and _depth < MAX_JSON_DEPTH:
+        for v in value:
+            if type(v) is str:
+                text(v)
+            else:
+                check_json(v, _depth + 1, text)
+        return
     if isinstance(value, str):
         text(value)
         return
