@@ -14,7 +14,9 @@
 :plans: the adapter's connections run ``SET enable_seqscan = off`` when they open, so that the
     plans psycopg keeps prepared use the indexes whatever the tables' sizes were when they were
     made (a plan made while a table was tiny otherwise scanned it whole after it grew, until
-    the next ANALYZE). Statements with no index to use still scan. ``options=-c
+    the next ANALYZE). Statements with no index to use still scan; ``SET jit = off`` goes
+    with it, since the disabled scan's cost would otherwise JIT-compile each of them (a URL
+    that sets ``jit`` keeps its value). ``options=-c
     enable_seqscan=on`` in the URL, or an engine of your own (``engine=``), keeps the
     server's setting; a statement whose plan depends on the tables' sizes is then planned for
     every call.

@@ -241,3 +241,43 @@ def test_a_url_that_keeps_sequential_scans_plans_each_batch_for_every_call(url: 
     plans = _plans_after_growth(url, options="&options=-c%20enable_seqscan%3Don")
     assert "batch" not in plans, plans
     assert "Seq Scan" in plans["read"], plans["read"]
+
+
+def _unindexed_plan(url: str, *, options: str = "") -> str:
+    """``EXPLAIN ANALYZE`` on the store's own connection of a read no index serves (scores
+    by ``runId``): with sequential scans disabled its plan costs over 10^10."""
+    from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
+
+    async def main() -> str:
+        schema = await create_namespace(url)
+        store = PostgresStore(store_url(url, schema) + options, pool_size=1)
+        try:
+            await store.init()
+            sql = (
+                f'EXPLAIN (ANALYZE, FORMAT TEXT) SELECT * FROM "{schema}".mastra_scorers '
+                "WHERE \"runId\" = 'r1' ORDER BY \"createdAt\" DESC LIMIT 10"
+            )
+            rows = await store.scores.db.run(  # type: ignore[attr-defined]
+                lambda conn: conn.exec_driver_sql(sql).all(), single=True
+            )
+            return "\n".join(r[0] for r in rows)
+        finally:
+            await store.close()
+            await drop_namespace(url, schema)
+
+    return asyncio.run(main())
+
+
+def test_a_read_no_index_serves_is_not_jit_compiled(url: str) -> None:
+    """cursor.NO_JIT: the disabled scan's cost is above every JIT threshold, so without it
+    every such read was compiled (120-300 ms for a 50-row table). The premise is checked on
+    a plain connection with only sequential scans disabled; a server without JIT skips."""
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as raw:
+        if not raw.execute("SELECT pg_jit_available()").fetchone()[0]:  # type: ignore[index]
+            pytest.skip("this PostgreSQL server has no JIT provider (pg_jit_available())")
+    assert "JIT:" in _unindexed_plan(url, options="&options=-c%20jit%3Don"), (
+        "premise: with sequential scans off and JIT on, the scan is JIT-compiled"
+    )
+    plan = _unindexed_plan(url)
+    assert "Seq Scan" in plan, plan
+    assert "JIT:" not in plan, plan
