@@ -14,7 +14,7 @@ the library's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -23,20 +23,14 @@ from bench.targets.base import Msg
 from bench.targets.raw_sql import MESSAGES, THREADS, Op, Pool, RawSqlTarget, T, Tx, now
 from composite_store.schema import Column, ColumnType, shadow_name
 
-_NUMBERED: dict[str, str] = {}
-
 
 def numbered(sql: str) -> str:
-    """``sql`` with its ``%s`` markers as PostgreSQL's own ``$1, $2, ...``, converted once per
-    text. psycopg rewrites ``%s`` into ``$n`` on every execution of a statement longer than
-    4,096 bytes (it caches only shorter ones): 2.5 ms of client CPU for a 10-span upsert of
-    460 markers, four times the statement's server time. A raw cursor sends ``$n`` as is."""
-    found = _NUMBERED.get(sql)
-    if found is None:
-        pieces = sql.split("%s")
-        found = pieces[0] + "".join(f"${i}{piece}" for i, piece in enumerate(pieces[1:], 1))
-        _NUMBERED[sql] = found
-    return found
+    """``sql`` with its ``%s`` markers as PostgreSQL's own ``$1, $2, ...``. psycopg rewrites
+    ``%s`` into ``$n`` on every execution of a statement longer than 4,096 bytes (it caches
+    only shorter ones): 2.5 ms of client CPU for a 10-span upsert of 460 markers, four times
+    the statement's server time. A raw cursor sends ``$n`` as is."""
+    pieces = sql.split("%s")
+    return pieces[0] + "".join(f"${i}{piece}" for i, piece in enumerate(pieces[1:], 1))
 
 
 class _PgTx:
@@ -46,11 +40,11 @@ class _PgTx:
         self.conn = conn
 
     async def rows(self, sql: str, args: Sequence[Any]) -> Sequence[Sequence[Any]]:
-        cursor = await self.conn.execute(numbered(sql), args)
+        cursor = await self.conn.execute(sql, args)
         return await cursor.fetchall()
 
     async def run(self, sql: str, args: Sequence[Any]) -> None:
-        await self.conn.execute(numbered(sql), args)
+        await self.conn.execute(sql, args)
 
 
 class RawPostgresTarget(RawSqlTarget):
@@ -69,8 +63,9 @@ class RawPostgresTarget(RawSqlTarget):
             # psycopg prepares a statement from its sixth run, and the plan made then, while
             # the tables were nearly empty, scanned them whole later (the message batch's
             # lookups: 0.8 -> 4.5 ms at p95 within one W1 run). Without sequential scans the
-            # plans use the indexes, as the library's connections do (INDEX_PLANS).
-            await conn.execute("SET enable_seqscan = off")
+            # plans use the indexes, as the library's connections do (INDEX_PLANS), and
+            # without JIT, which the disabled scans' cost would otherwise trigger (NO_JIT).
+            await conn.execute("SET enable_seqscan = off; SET jit = off")
             return conn
 
         async def close(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -80,6 +75,10 @@ class RawPostgresTarget(RawSqlTarget):
 
     async def close(self) -> None:
         await self.pool.close()
+
+    def statement(self, key: Any, build: Callable[[], str]) -> str:
+        # Numbered once per shape, where the text is built and kept.
+        return super().statement(key, lambda: numbered(build()))
 
     async def _transaction(self, op: Op[T], *, write: bool) -> T:
         async with self.pool.connection() as conn, conn.transaction():
