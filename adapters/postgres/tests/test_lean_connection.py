@@ -5,8 +5,9 @@ a cancelled statement is cancelled on the server, and large results are not kept
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import psycopg
 import pytest
@@ -152,13 +153,29 @@ _SAMPLE = {
 }
 
 
+@contextlib.asynccontextmanager
+async def _store_of_its_own(
+    url: str, options: str = ""
+) -> AsyncIterator[tuple[PostgresStore, str]]:
+    """A store on one connection (``pool_size=1``) in a namespace of its own, initialized,
+    with ``options`` appended to its URL; closed and the namespace dropped afterwards."""
+    from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
+
+    schema = await create_namespace(url)
+    store = PostgresStore(store_url(url, schema) + options, pool_size=1)
+    try:
+        await store.init()
+        yield store, schema
+    finally:
+        await store.close()
+        await drop_namespace(url, schema)
+
+
 def _plans_after_growth(url: str, *, options: str = "") -> dict[str, str]:
     """Plans that the store's one connection would run for a thread point read and a message
     batch, prepared while the tables held one page each (vacuumed and analyzed, as
     autovacuum leaves a new deployment's tables), after the tables grew to 20,000 rows with
     no ANALYZE since: ``{"read": plan, "batch": plan}``, for those of the two prepared."""
-    from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
-
     from composite_store import Message, Thread
 
     def plans(conn: Connection) -> dict[str, str]:
@@ -179,45 +196,41 @@ def _plans_after_growth(url: str, *, options: str = "") -> dict[str, str]:
         return out
 
     async def main() -> dict[str, str]:
-        schema = await create_namespace(url)
-        store = PostgresStore(store_url(url, schema) + options, pool_size=1)
-        raw = psycopg.connect(
-            url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+        async with _store_of_its_own(url, options) as (store, schema):
+            with psycopg.connect(
+                url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+            ) as raw:
+                return await grow(store, schema, raw)
+
+    async def grow(store: PostgresStore, schema: str, raw: psycopg.Connection) -> dict[str, str]:
+        memory = store.memory
+        for t in range(20):
+            await memory.save_thread(thread=Thread(id=f"t{t}", resource_id="u1"))
+        for table in ("mastra_threads", "mastra_messages"):
+            raw.execute(f'ALTER TABLE "{schema}".{table} SET (autovacuum_enabled = false)')
+            raw.execute(f'VACUUM ANALYZE "{schema}".{table}')
+        # psycopg prepares a statement on its sixth run, and the server plans a prepared
+        # statement for its values five times before it may keep one generic plan.
+        for batch in range(15):
+            await memory.save_messages(
+                messages=[
+                    Message(id=f"m{batch}-{i}", thread_id=f"t{batch}", resource_id="u1",
+                            role="user", content="x")
+                    for i in range(10)
+                ]
+            )
+            await memory.get_thread_by_id(thread_id=f"t{batch}")
+        raw.execute(
+            f'INSERT INTO "{schema}".mastra_threads (id, "resourceId", title, metadata, '
+            "\"createdAt\", \"updatedAt\") SELECT 'g' || g, 'u', '', '{}', now(), now() "
+            "FROM generate_series(1, 20000) g"
         )
-        try:
-            await store.init()
-            memory = store.memory
-            for t in range(20):
-                await memory.save_thread(thread=Thread(id=f"t{t}", resource_id="u1"))
-            for table in ("mastra_threads", "mastra_messages"):
-                raw.execute(f'ALTER TABLE "{schema}".{table} SET (autovacuum_enabled = false)')
-                raw.execute(f'VACUUM ANALYZE "{schema}".{table}')
-            # psycopg prepares a statement on its sixth run, and the server plans a prepared
-            # statement for its values five times before it may keep one generic plan.
-            for batch in range(15):
-                await memory.save_messages(
-                    messages=[
-                        Message(id=f"m{batch}-{i}", thread_id=f"t{batch}", resource_id="u1",
-                                role="user", content="x")
-                        for i in range(10)
-                    ]
-                )
-                await memory.get_thread_by_id(thread_id=f"t{batch}")
-            raw.execute(
-                f'INSERT INTO "{schema}".mastra_threads (id, "resourceId", title, metadata, '
-                "\"createdAt\", \"updatedAt\") SELECT 'g' || g, 'u', '', '{}', now(), now() "
-                "FROM generate_series(1, 20000) g"
-            )
-            raw.execute(
-                f'INSERT INTO "{schema}".mastra_messages (id, thread_id, content, role, type, '
-                "\"createdAt\", \"resourceId\") SELECT 'g' || g, 't1', 'x', 'user', 'v2', "
-                "now(), 'u1' FROM generate_series(1, 20000) g"
-            )
-            return await memory.db.run(plans, single=True)
-        finally:
-            raw.close()
-            await store.close()
-            await drop_namespace(url, schema)
+        raw.execute(
+            f'INSERT INTO "{schema}".mastra_messages (id, thread_id, content, role, type, '
+            "\"createdAt\", \"resourceId\") SELECT 'g' || g, 't1', 'x', 'user', 'v2', "
+            "now(), 'u1' FROM generate_series(1, 20000) g"
+        )
+        return await memory.db.run(plans, single=True)
 
     return asyncio.run(main())
 
@@ -246,13 +259,9 @@ def test_a_url_that_keeps_sequential_scans_plans_each_batch_for_every_call(url: 
 def _unindexed_plan(url: str, *, options: str = "") -> str:
     """``EXPLAIN ANALYZE`` on the store's own connection of a read no index serves (scores
     by ``runId``): with sequential scans disabled its plan costs over 10^10."""
-    from composite_store_postgres.provision import create_namespace, drop_namespace, store_url
 
     async def main() -> str:
-        schema = await create_namespace(url)
-        store = PostgresStore(store_url(url, schema) + options, pool_size=1)
-        try:
-            await store.init()
+        async with _store_of_its_own(url, options) as (store, schema):
             sql = (
                 f'EXPLAIN (ANALYZE, FORMAT TEXT) SELECT * FROM "{schema}".mastra_scorers '
                 "WHERE \"runId\" = 'r1' ORDER BY \"createdAt\" DESC LIMIT 10"
@@ -261,9 +270,6 @@ def _unindexed_plan(url: str, *, options: str = "") -> str:
                 lambda conn: conn.exec_driver_sql(sql).all(), single=True
             )
             return "\n".join(r[0] for r in rows)
-        finally:
-            await store.close()
-            await drop_namespace(url, schema)
 
     return asyncio.run(main())
 
@@ -271,7 +277,7 @@ def _unindexed_plan(url: str, *, options: str = "") -> str:
 def test_a_read_no_index_serves_is_not_jit_compiled(url: str) -> None:
     """cursor.NO_JIT: the disabled scan's cost is above every JIT threshold, so without it
     every such read was compiled (120-300 ms for a 50-row table). The premise is checked on
-    a plain connection with only sequential scans disabled; a server without JIT skips."""
+    a store whose URL turns JIT back on (``-c jit=on``); a server without JIT skips."""
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as raw:
         if not raw.execute("SELECT pg_jit_available()").fetchone()[0]:  # type: ignore[index]
             pytest.skip("this PostgreSQL server has no JIT provider (pg_jit_available())")
