@@ -5,14 +5,16 @@ psycopg's ordinary cursor rewrites every query from ``%(name)s`` placeholders to
 4 KiB; a multi-row upsert exceeds both, so each batch paid a full parse of its SQL text. The
 statements are compiled with ``$n`` placeholders instead (``PostgresDialect.statement_dialect``)
 and sent as they are by ``AsyncRawCursor``; psycopg still prepares them server-side after a few
-runs. Statements run inside ``AsyncConnection.run_sync``: execute, fetch and close are one
-coroutine, awaited once with SQLAlchemy's ``await_only`` (one greenlet switch, not three).
+runs. Execute, fetch and close are one coroutine (:func:`execute_on_driver`): an operation of
+one statement (``SqlDatabase.fetch`` and ``execute``) awaits it from the event loop itself; a
+statement of a longer operation is awaited once from the operation's greenlet with
+SQLAlchemy's ``await_only`` (:func:`execute_raw`: one greenlet switch, not three).
 
 The engines this adapter creates connect with :class:`LeanAsyncConnection`, which waits for
-a reply more cheaply than psycopg's general wait and keeps one raw cursor for the prepared
-statements (docs/benchmarks.md, "PostgreSQL, session 2026-12-01 (late)": about 25 us of a
-point read's 85 us of client CPU). A connection of a user's own engine is a plain
-``AsyncConnection`` and runs as before.
+a reply more cheaply than psycopg's general wait (its reader stays registered, and reads the
+reply in its callback) and keeps one raw cursor for the prepared statements
+(docs/benchmarks.md, "PostgreSQL, session 2026-12-01 (late)" and "Session 2026-12-04"). A
+connection of a user's own engine is a plain ``AsyncConnection`` and runs as before.
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ from sqlalchemy.util import await_only
 from composite_store.records.json import parse_json
 from composite_store.sql.engine.prepared import PLAN_EACH_CALL
 
-__all__ = ["INDEX_PLANS", "LeanAsyncConnection", "connect", "execute_raw", "stream_raw"]
+__all__ = [
+    "INDEX_PLANS",
+    "LeanAsyncConnection",
+    "connect",
+    "execute_on_driver",
+    "execute_raw",
+    "stream_raw",
+]
 
 RV = TypeVar("RV")
 
@@ -97,55 +106,124 @@ class _Continued:
         return self.gen.send(value)
 
 
+class _HandOff:
+    """What the reader hands the waiting task when the reply's generator asks for something
+    other than more of the reply (``state``: a wait for writing): psycopg's wait takes over."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+
 class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
     """psycopg's ``AsyncConnection`` with a cheaper wait for replies and a kept raw cursor.
 
-    psycopg's wait arms a 0.1 s timer for every wait (to notice Ctrl-C between polls, which
-    asyncio's own signal handling does already), and checks how long the loop has been busy;
-    here a wait for the reply (the common case: the statement was sent, the socket will become
-    readable) is one reader callback resolving one future. A wait with a timeout, one for
-    writing (a statement larger than the socket's buffer), and every interruption go to
-    psycopg's own wait, so behaviour is psycopg's: a cancelled query is cancelled on the
-    server as psycopg does it.
+    psycopg's wait registers a reader on the socket for every wait and unregisters it after
+    (two ``epoll_ctl`` calls), arms a 0.1 s timer (to notice Ctrl-C between polls, which
+    asyncio's own signal handling does already), and wakes the task for each part of a reply.
+    Here the reader stays registered while the connection is in use, and the reply is read in
+    the reader's callback: the task is woken once, with the generator's outcome. A wait with a
+    timeout, one for writing (a statement larger than the socket's buffer), and every
+    interruption go to psycopg's own wait, so behaviour is psycopg's: a cancelled query is
+    cancelled on the server as psycopg does it.
+
+    The reader is unregistered when data arrives with no reply awaited (a notice, or the
+    server closing an idle connection: a readable socket nobody reads would wake the loop on
+    every turn), before psycopg's own wait takes over (it registers the same socket), on a
+    failure, and when the connection closes (asyncio must not keep a closed socket's number,
+    which the next socket may get).
     """
 
     # The slots psycopg's classes keep do not include ours.
     _composite_cursor: psycopg.AsyncRawCursor[Any] | None = None
     #: Whether the session runs with :data:`INDEX_PLANS` (set by :func:`connect`).
     index_plans = False
+    #: The socket the reader is registered for, and on which loop (None: not registered).
+    _reading: tuple[int, asyncio.AbstractEventLoop] | None = None
+    #: The reply being read: its generator and the future its outcome resolves.
+    _reply_gen: Generator[Any, Any, Any] | None = None
+    _reply: asyncio.Future[Any] | None = None
 
     async def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
         # docstring inherited
         if timeout is not None:
+            self._stop_reading()
             return await super().wait(gen, interval, timeout)
         try:
             state = next(gen)
         except StopIteration as done:
             result: RV = done.value
             return result
-        fileno = self.pgconn.socket
-        loop = asyncio.get_running_loop()
-        rest: Any
-        try:
-            while state == WAIT_R:
-                ready: asyncio.Future[int] = loop.create_future()
-                loop.add_reader(fileno, _resolve, ready)
-                try:
-                    await ready
-                except BaseException as exc:  # noqa: BLE001 - psycopg's wait handles it
-                    rest = _Continued(gen, exc=exc)
-                    break
-                finally:
-                    loop.remove_reader(fileno)
-                state = gen.send(READY_R)
-            else:
-                rest = _Continued(gen, first=state)
-        except StopIteration as done:
-            result = done.value
-            return result
         except OSError as exc:  # as psycopg's wait: the socket was closed under us
             raise psycopg.OperationalError("connection socket closed") from exc
-        return await super().wait(rest, interval, timeout)
+        rest: Any
+        if state != WAIT_R:
+            self._stop_reading()
+            rest = _Continued(gen, first=state)
+            return await super().wait(rest, interval, timeout)
+        loop = asyncio.get_running_loop()
+        fileno = self.pgconn.socket
+        if self._reading != (fileno, loop):
+            self._stop_reading()
+            loop.add_reader(fileno, self._readable)
+            self._reading = (fileno, loop)
+        reply = self._reply = loop.create_future()
+        self._reply_gen = gen
+        try:
+            outcome = await reply
+        except OSError as exc:
+            raise psycopg.OperationalError("connection socket closed") from exc
+        except BaseException as exc:
+            if reply.done() and not reply.cancelled():
+                raise  # the generator's own failure, raised by the reader
+            # Interrupted while the reply was awaited: psycopg's wait handles it, with the
+            # generator where the reader left it.
+            self._stop_reading()
+            rest = _Continued(gen, exc=exc)
+            return await super().wait(rest, interval, timeout)
+        finally:
+            self._reply = self._reply_gen = None
+        if isinstance(outcome, _HandOff):
+            self._stop_reading()
+            rest = _Continued(gen, first=outcome.state)
+            return await super().wait(rest, interval, timeout)
+        finished: RV = outcome
+        return finished
+
+    def _readable(self) -> None:
+        """The socket has data: read the awaited reply as far as it came (the generator
+        consumes it), and resolve the task's future when the generator is done."""
+        gen, reply = self._reply_gen, self._reply
+        if gen is None or reply is None or reply.done():
+            self._stop_reading()  # nothing awaits it; the next wait registers again
+            return
+        try:
+            state = gen.send(READY_R)
+        except StopIteration as done:
+            self._reply_gen = None
+            reply.set_result(done.value)
+            return
+        except Exception as exc:  # noqa: BLE001 - the awaiting task raises it
+            self._reply_gen = None
+            self._stop_reading()
+            reply.set_exception(exc)
+            return
+        if state != WAIT_R:
+            self._reply_gen = None
+            reply.set_result(_HandOff(state))
+
+    def _stop_reading(self) -> None:
+        reading, self._reading = self._reading, None
+        if reading is not None:
+            fileno, loop = reading
+            if not loop.is_closed():
+                loop.remove_reader(fileno)
+
+    async def close(self) -> None:
+        # docstring inherited
+        self._stop_reading()
+        await super().close()
 
     def raw_cursor(self) -> psycopg.AsyncRawCursor[Any]:
         """This connection's raw cursor for prepared statements (one at a time: a connection
@@ -185,14 +263,13 @@ def _parse_json_bytes(data: str | bytes) -> Any:
     return parse_json(data if isinstance(data, str) else data.decode())
 
 
-def _resolve(ready: asyncio.Future[int]) -> None:
-    if not ready.done():
-        ready.set_result(READY_R)
-
-
-async def _execute(
+async def execute_on_driver(
     driver: psycopg.AsyncConnection[Any], sql: str, params: Any, fetch: bool
 ) -> tuple[list[Any] | None, int]:
+    """Run ``sql`` (``$n`` placeholders) with positional ``params`` on the psycopg connection
+    ``driver``: the rows when ``fetch`` and the row count (the adapter's
+    ``driver_executor``, awaited from the event loop; :func:`execute_raw` awaits it from an
+    operation's greenlet)."""
     if isinstance(driver, LeanAsyncConnection):
         cursor, close = driver.raw_cursor(), False
     else:
@@ -221,7 +298,7 @@ def execute_raw(
 ) -> tuple[list[Any] | None, int]:
     """Run ``sql`` (``$n`` placeholders) with positional ``params`` on ``conn``'s driver."""
     driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
-    result: tuple[list[Any] | None, int] = await_only(_execute(driver, sql, params, fetch))
+    result: tuple[list[Any] | None, int] = await_only(execute_on_driver(driver, sql, params, fetch))
     return result
 
 

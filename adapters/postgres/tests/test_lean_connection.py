@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -287,3 +288,68 @@ def test_a_read_no_index_serves_is_not_jit_compiled(url: str) -> None:
     plan = _unindexed_plan(url)
     assert "Seq Scan" in plan, plan
     assert "JIT:" not in plan, plan
+
+
+def _plain_url(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def test_the_reader_is_registered_once_for_consecutive_statements(url: str) -> None:
+    """The socket's reader stays registered between statements (one ``add_reader`` for 20
+    statements, not 20 pairs of register and unregister), and closing the connection
+    unregisters it: asyncio must not keep a closed socket's number."""
+
+    async def main() -> tuple[int, int, bool]:
+        loop = asyncio.get_running_loop()
+        added = 0
+        add_reader = loop.add_reader
+
+        def counting(fd: Any, callback: Any, *args: Any) -> None:
+            nonlocal added
+            added += 1
+            add_reader(fd, callback, *args)
+
+        conn = await LeanAsyncConnection.connect(_plain_url(url), autocommit=True)
+        loop.add_reader = counting  # type: ignore[method-assign]  # after connecting's own waits
+        cursor = conn.raw_cursor()
+        values = []
+        for i in range(20):
+            await cursor.execute("SELECT $1::int", [i])
+            values.append((await cursor.fetchall())[0][0])
+        fd = conn.pgconn.socket
+        await conn.close()
+        return added, sum(values), loop.remove_reader(fd)
+
+    added, total, still_registered = asyncio.run(main())
+    assert total == sum(range(20))
+    assert added == 1
+    assert not still_registered
+
+
+def test_an_idle_connection_the_server_ends_is_unregistered_and_fails_cleanly(url: str) -> None:
+    """When the server closes an idle connection its socket turns readable with nobody
+    awaiting a reply: the reader unregisters (a readable socket left registered would wake
+    the loop on every turn), and the next statement raises psycopg's OperationalError."""
+
+    async def main() -> tuple[bool, type[BaseException] | None]:
+        conn = await LeanAsyncConnection.connect(_plain_url(url), autocommit=True)
+        cursor = conn.raw_cursor()
+        await cursor.execute("SELECT pg_backend_pid()")
+        [(pid,)] = await cursor.fetchall()
+        with psycopg.connect(_plain_url(url), autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        await asyncio.sleep(0.3)  # the loop runs: the reader sees the closed socket
+        registered = asyncio.get_running_loop().remove_reader(conn.pgconn.socket)
+        failure: type[BaseException] | None = None
+        try:
+            await cursor.execute("SELECT 1")
+        except psycopg.OperationalError as exc:
+            failure = type(exc)
+        await conn.close()
+        return registered, failure
+
+    # Bounded: were the reader still registered, the test's own remove_reader would leave
+    # the connection waiting for a reply forever.
+    registered, failure = asyncio.run(asyncio.wait_for(main(), 20))
+    assert not registered
+    assert failure is not None and issubclass(failure, psycopg.OperationalError)
