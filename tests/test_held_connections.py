@@ -4,7 +4,9 @@ Against the real PostgreSQL and MariaDB servers: an operation reuses the previou
 connection; a connection the server dropped is found (by the ping after idling, or by the
 first statement of a hot one, which is then run again once on a new connection, writes
 included, applied once); the pool's size and timeout still bound concurrency; a cancelled
-operation's connection is never reused.
+operation's connection is never reused. The same holds for operations of one prepared
+statement (``SqlDatabase.fetch``/``execute``), which PostgreSQL awaits on the driver directly,
+with no greenlet (``SqlDialect.driver_executor``), and MariaDB through ``run``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import asyncio
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
-from composite_store.errors import BackendUnavailableError
+from composite_store.errors import BackendUnavailableError, ConflictError
 from composite_store.records.memory import Thread
 from composite_store.sql.database import SqlDatabase
+from composite_store.sql.engine import Prepared
 from composite_store.sql.store import SqlStore
 from tests.support.sql_stores import run_on_store, scalar
 
@@ -26,6 +31,18 @@ BACKENDS = ["postgres", "mariadb"]
 SESSION_ID = {"postgres": "SELECT pg_backend_pid()", "mariadb": "SELECT CONNECTION_ID()"}
 KILL = {"postgres": "SELECT pg_terminate_backend({})", "mariadb": "KILL {}"}
 SLEEP = {"postgres": "SELECT pg_sleep({})", "mariadb": "SELECT SLEEP({})"}
+#: The same as SQL functions, for prepared statements.
+SESSION_FUNCTION = {"postgres": "pg_backend_pid", "mariadb": "connection_id"}
+SLEEP_FUNCTION = {"postgres": "pg_sleep", "mariadb": "sleep"}
+
+
+def _select_function(name: str, *args: float) -> Executable:
+    return sa.select(getattr(sa.func, name)(*(sa.literal(a) for a in args)))
+
+
+def _prepared(db: SqlDatabase, name: str, *args: float) -> Prepared:
+    """``SELECT name(*args)`` from the database's statement cache, as domains prepare theirs."""
+    return db.statements.get(_select_function, name, *args)
 
 
 def _url(backend: str, request: pytest.FixtureRequest, **options: Any) -> str:
@@ -80,6 +97,109 @@ def test_a_dropped_connection_is_replaced(
         assert runs == (1 if idle else 2)
 
     run_on_store(_url(backend, request), test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_statement_on_a_dropped_connection_runs_again_on_a_new_one(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """``fetch`` of one prepared statement (the direct path on PostgreSQL) finds a hot
+    connection dropped by its statement and runs it once more on a new connection."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        session = _prepared(db, SESSION_FUNCTION[backend])
+        [(first,)] = await db.fetch(session)
+        assert [tuple(r) for r in await db.fetch(session)] == [(first,)]  # held: the same one
+        assert db._held is not None
+        db._held.ping_after = 3600.0
+        await _kill(db, backend, first)
+        [(second,)] = await db.fetch(session)
+        assert second != first
+
+    run_on_store(_url(backend, request), test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_failed_statement_raises_our_error_and_keeps_the_connection(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A statement the server refuses (a duplicate key) raises ConflictError through
+    ``execute``, as through ``run``, and the connection serves the next operation."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        await store.memory.dangerously_clear_all()
+        await store.memory.save_thread(thread=Thread(id="t1", resource_id="r1", title="t"))
+        [(first,)] = await db.fetch(_prepared(db, SESSION_FUNCTION[backend]))
+        insert = db.statements.get(_insert_thread, db)
+        values = {
+            "id": "t1", "resourceId": "r1", "title": "again", "metadata": None,
+            "createdAt": "2026-01-01 00:00:00", "updatedAt": "2026-01-01 00:00:00",
+        }
+        with pytest.raises(ConflictError):
+            await db.execute(insert, values)
+        [(after,)] = await db.fetch(_prepared(db, SESSION_FUNCTION[backend]))
+        assert after == first
+
+    run_on_store(_url(backend, request), test)
+
+
+def _insert_thread(db: SqlDatabase) -> Executable:
+    tbl = db.tables["threads"]
+    return tbl.insert().values(
+        {c: sa.bindparam(c) for c in ("id", "resourceId", "title", "createdAt", "updatedAt")}
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancelled_statement_leaves_no_connection_behind(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        session = _prepared(db, SESSION_FUNCTION[backend])
+        [(first,)] = await db.fetch(session)
+        task = asyncio.ensure_future(db.fetch(_prepared(db, SLEEP_FUNCTION[backend], 5)))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [(second,)] = await db.fetch(session)
+        assert second != first
+        assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+
+    run_on_store(_url(backend, request, pool_size=1, max_overflow=0, pool_timeout=2), test)
+
+
+def test_one_statement_operations_await_the_driver_directly_on_postgres(
+    request: pytest.FixtureRequest,
+) -> None:
+    """On PostgreSQL the operations of one statement (point reads, single upserts, a message
+    batch, a trace read) run no greenlet: what the greenlet path costs around one statement
+    was a fifth of a point read's time (docs/benchmarks.md)."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        greenlet_runs = 0
+        in_greenlet = db._in_greenlet
+
+        async def counted(*args: Any) -> Any:
+            nonlocal greenlet_runs
+            greenlet_runs += 1
+            return await in_greenlet(*args)
+
+        memory, workflows = store.memory, store.workflows
+        await memory.dangerously_clear_all()
+        db._in_greenlet = counted  # type: ignore[method-assign]
+        await memory.save_thread(thread=Thread(id="t1", resource_id="r1", title="t"))
+        await memory.save_messages(
+            messages=[{"id": "m1", "thread_id": "t1", "role": "user", "content": "hi"}]
+        )
+        assert (await memory.get_thread_by_id(thread_id="t1")) is not None
+        await memory.update_resource(resource_id="r1", working_memory="# notes")
+        assert (await memory.get_resource_by_id(resource_id="r1")) is not None
+        await workflows.persist_workflow_snapshot(workflow_name="w", run_id="r", snapshot={})
+        assert await workflows.load_workflow_snapshot(workflow_name="w", run_id="r") == {}
+        assert greenlet_runs == 0
+
+    run_on_store(_url("postgres", request), test)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,7 +30,7 @@ from composite_store.schema import (
     validate_prefix,
 )
 from composite_store.sql.dialect import SqlDialect
-from composite_store.sql.engine import HeldConnections, StatementCache, driver_error
+from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
 from composite_store.sql.tables import render_tables, shadow
 from composite_store.urls import split_options
 
@@ -107,6 +107,11 @@ class SqlDatabase:
             from composite_store.sql.engine.greenlets import run_in_greenlet
 
             self._in_greenlet = run_in_greenlet
+        #: How an operation of one statement awaits it on the driver (``fetch``, ``execute``):
+        #: only with held connections, in autocommit (the statement its own transaction).
+        self._direct = (
+            dialect.driver_executor() if self._held is not None and dialect.autocommit else None
+        )
         #: The worker thread's connection (synchronous drivers): kept open between operations
         #: so an operation is not also a pool checkout and a reset.
         self._worker_conn: Connection | None = None
@@ -155,27 +160,40 @@ class SqlDatabase:
         messages then cost two full collections per thousand reads, a third of their CPU;
         built after, they die young: docs/benchmarks.md, W2c).
         """
+        return await self._guarded(self._attempt, fn, write, single, short)
+
+    async def fetch(
+        self, stmt: Prepared, values: Mapping[str, Any] | None = None, *, write: bool = False
+    ) -> list[Any]:
+        """The driver's rows of the one statement ``stmt`` run with ``values`` as an operation
+        of its own: what ``run(lambda conn: stmt.rows(conn, values), single=True,
+        short=True)`` returns. The caller builds records from them (``Prepared.reader``).
+        ``write``: the statement writes (an upsert returning its row)."""
+        if self._direct is None:
+            return await self.run(
+                lambda conn: stmt.rows(conn, values), write=write, single=True, short=True
+            )
+        rows, _ = await self._guarded(self._run_direct, stmt, values or {}, True)
+        return rows or []
+
+    async def execute(self, stmt: Prepared, values: Mapping[str, Any] | None = None) -> int:
+        """Run the one write ``stmt`` with ``values`` as an operation of its own (``run`` with
+        ``single=True, short=True``) and return the driver's row count."""
+        if self._direct is None:
+            return await self.run(
+                lambda conn: stmt.execute(conn, values), write=True, single=True, short=True
+            )
+        _, count = await self._guarded(self._run_direct, stmt, values or {}, False)
+        return count
+
+    async def _guarded(self, attempt: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """``await attempt(*args)``, one operation: driver errors raised as ours, a transaction
+        aborted as transient run again, a held connection found dropped replaced once."""
         reconnected = False
         with map_errors(self.dialect.error_map):
-            for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
+            for attempt_number in range(1, TRANSIENT_ATTEMPTS + 1):
                 try:
-                    if self.is_async:
-                        return await self._run_async(fn, write, single)
-                    if short and self._sync_lock.acquire(blocking=False):
-                        try:  # the worker is idle: run here, no hop
-                            return self._run_sync_held(fn, write, single)
-                        finally:
-                            self._sync_lock.release()
-                    if self._executor is None:
-                        # One worker: SQLite serialises writers anyway, and one thread keeps every
-                        # read-modify-write of this process in order.
-                        self._executor = ThreadPoolExecutor(
-                            1, thread_name_prefix="composite-store-sql"
-                        )
-                    loop = asyncio.get_running_loop()
-                    return await loop.run_in_executor(
-                        self._executor, self._run_sync, fn, write, single
-                    )
+                    return await attempt(*args)
                 except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
                     if exc.connection_invalidated and not reconnected and self.is_async:
                         # A held connection the server dropped, found by a statement before
@@ -194,8 +212,8 @@ class SqlDatabase:
                         or self.dialect.is_unavailable(exc)
                     ):
                         raise BackendUnavailableError(redact(str(exc.orig))) from exc
-                    if attempt < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
-                        await asyncio.sleep(random.uniform(0, 0.02 * attempt))
+                    if attempt_number < TRANSIENT_ATTEMPTS and self.dialect.is_transient(exc):
+                        await asyncio.sleep(random.uniform(0, 0.02 * attempt_number))
                         continue
                     raise
                 except sa.exc.StatementError as exc:
@@ -212,6 +230,65 @@ class SqlDatabase:
                         "remove unpaired surrogates (\\ud800-\\udfff) from it"
                     ) from exc
             raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _attempt(
+        self, fn: Callable[[Connection], T], write: bool, single: bool, short: bool
+    ) -> T:
+        """One try of :meth:`run`'s operation."""
+        if self.is_async:
+            return await self._run_async(fn, write, single)
+        if short and self._sync_lock.acquire(blocking=False):
+            try:  # the worker is idle: run here, no hop
+                return self._run_sync_held(fn, write, single)
+            finally:
+                self._sync_lock.release()
+        if self._executor is None:
+            # One worker: SQLite serialises writers anyway, and one thread keeps every
+            # read-modify-write of this process in order.
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="composite-store-sql")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._run_sync, fn, write, single)
+
+    async def _run_direct(
+        self, stmt: Prepared, values: Mapping[str, Any], fetch: bool
+    ) -> tuple[list[Any] | None, int]:
+        """One try of :meth:`fetch` or :meth:`execute` on the dialect's driver executor: a held
+        connection's driver awaited from the event loop, the statement its own transaction
+        (autocommit). What the greenlet path adds around one statement (the greenlet's
+        switches, SQLAlchemy's connection and transaction bookkeeping) was a fifth of a point
+        read's time on PostgreSQL: about 25 of 170 us, all of it spent while the reply was not
+        yet awaited or already in. A driver error is raised as the greenlet path raises it
+        (``driver_error``, in a greenlet: a disconnect invalidates the connection)."""
+        held, execute = self._held, self._direct
+        assert held is not None and execute is not None  # see fetch() and execute()
+        aconn = await held.acquire()
+        interrupted = False
+        try:
+            conn = aconn.sync_connection
+            assert conn is not None  # a connection acquire() returns is connected
+            driver = conn.connection.driver_connection
+            pending = self.dialect.ensure_autocommit(driver)
+            if pending is not None:
+                await self._driver_call(conn, pending, "SET autocommit", ())
+            bound = stmt.bind(values)
+            reply = execute(driver, stmt.sql, bound, fetch)
+            return await self._driver_call(conn, reply, stmt.sql, bound)
+        except BaseException as exc:
+            interrupted = not isinstance(exc, Exception)
+            raise
+        finally:
+            await held.release(aconn, interrupted=interrupted)
+
+    async def _driver_call(
+        self, conn: Connection, pending: Awaitable[T], sql: str, bound: Any
+    ) -> T:
+        """``await pending`` (a call of the driver's, for ``sql``), its failure raised as
+        :func:`driver_error` makes it."""
+        try:
+            return await pending
+        except Exception as exc:
+            error = await self._in_greenlet(driver_error, conn, exc, sql, bound)
+            raise error from exc
 
     async def _run_async(self, fn: Callable[[Connection], T], write: bool, single: bool) -> T:
         if self._held is None:  # a pool that keeps nothing: check out per operation

@@ -26,7 +26,7 @@ from composite_store.schema import (
     Index,
     TableSpec,
 )
-from composite_store.sql.engine.prepared import driver_chunks, driver_cursor
+from composite_store.sql.engine.prepared import DriverExecutor, driver_chunks, driver_cursor
 from composite_store.sql.types import JsonText
 from composite_store.urls import split_options
 
@@ -129,6 +129,14 @@ class SqlDialect:
         rows when ``fetch`` (else None) and the driver's row count. The default uses a cursor of
         the DB-API connection; async backends drive their own driver in one await."""
         return driver_cursor(conn, sql, params, fetch)
+
+    def driver_executor(self) -> DriverExecutor | None:
+        """How one prepared statement is awaited on the async driver's own connection straight
+        from the event loop, or None (the default): then it runs through
+        :meth:`execute_prepared`, inside the operation's greenlet. ``SqlDatabase.fetch`` and
+        ``SqlDatabase.execute`` use it for operations of one statement in autocommit, which
+        need neither the greenlet nor SQLAlchemy's connection bookkeeping around it."""
+        return None
 
     def stream_prepared(
         self, conn: Connection, sql: str, params: Any, size: int

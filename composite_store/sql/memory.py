@@ -140,16 +140,14 @@ class SqlMemory(SqlDomain, MemoryDomain):
     # -- threads ---------------------------------------------------------------------------------
 
     async def _get_thread(self, thread_id: str) -> Thread | None:
-        return await self.db.run(
-            lambda conn: self._thread_row(conn, thread_id), single=True, short=True
-        )
+        stmt = self.select_by("threads", "id")
+        return stmt.record_of(Thread, await self.db.fetch(stmt, {"id": thread_id}))
 
     async def _save_thread(self, thread: Thread) -> None:
         # stored_view, not stored(): model_dump would copy the metadata, only encoded here.
         row = self.db.values(THREADS, stored_view(thread))
-        await self.db.run(
-            lambda conn: self._upsert(conn, "threads", [row]), write=True, single=True, short=True
-        )
+        [(stmt, values)] = self.upsert("threads", [row], ["id"])
+        await self.db.execute(stmt, values)
 
     async def _update_thread(
         self,
@@ -667,9 +665,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         for i, row in enumerate(rows):
             for c in columns:
                 values[f"{c}__{i}"] = row[c]
-        found = await self.db.run(
-            lambda conn: stmt.rows(conn, values), write=True, single=True, short=True
-        )
+        found = await self.db.fetch(stmt, values, write=True)
         _refuse_missing(targets, {r[0] for r in found})
 
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
@@ -699,18 +695,13 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return stmt.record(conn, Resource, {"id": resource_id})
 
     async def _get_resource(self, resource_id: str) -> Resource | None:
-        return await self.db.run(
-            lambda conn: self._resource_row(conn, resource_id), single=True, short=True
-        )
+        stmt = self.select_by("resources", "id")
+        return stmt.record_of(Resource, await self.db.fetch(stmt, {"id": resource_id}))
 
     async def _save_resource(self, resource: Resource) -> None:
         row = self.db.values(RESOURCES, resource.stored())
-        await self.db.run(
-            lambda conn: self._upsert(conn, "resources", [row]),
-            write=True,
-            single=True,
-            short=True,
-        )
+        [(stmt, values)] = self.upsert("resources", [row], ["id"])
+        await self.db.execute(stmt, values)
 
     async def _update_resource(
         self,
@@ -820,8 +811,5 @@ class SqlMemory(SqlDomain, MemoryDomain):
             return upsert.returning(*self.db.readable(tbl, RESOURCES))  # type: ignore[no-any-return]
 
         stmt = self.prepared(build, columns, update)
-        stored = await self.db.run(
-            lambda conn: stmt.first(conn, row), write=True, single=True, short=True
-        )
-        assert stored is not None  # an upsert always returns its row
+        [stored] = stmt.mappings(await self.db.fetch(stmt, row, write=True))  # always its row
         return from_row(Resource, stored)

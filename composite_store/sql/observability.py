@@ -125,8 +125,11 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
             for stmt, values in stmts:
                 stmt.execute(conn, values)
 
-        one = len(stmts) == 1
-        await self.db.run(save, write=True, single=one, short=one)
+        if len(stmts) == 1:
+            [(stmt, values)] = stmts
+            await self.db.execute(stmt, values)
+        else:
+            await self.db.run(save, write=True)
 
     async def _update_spans(self, changes: Sequence[SpanChange], now: datetime) -> None:
         tbl = self.tables["ai_spans"]
@@ -212,12 +215,11 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
 
         stmt = self.prepared(build, light)
         values = {"trace_id": trace_id}
+        rows = await self.db.fetch(stmt, values)
         if light:  # some of Span's columns are not selected: the general path fills them
-            found = await self.db.run(lambda conn: stmt.all(conn, values), single=True, short=True)
-            return [from_row(Span, r) for r in found]
+            return [from_row(Span, r) for r in stmt.mappings(rows)]
         # The driver's rows straight into the records (no row dict each): half the CPU of a
         # trace read's 10 spans of 42 columns.
-        rows = await self.db.run(lambda conn: stmt.rows(conn, values), single=True, short=True)
         read = stmt.reader(Span)
         return [read(r) for r in rows]
 

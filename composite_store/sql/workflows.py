@@ -59,9 +59,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         keep = [c for c in ("createdAt", "createdAtZ") if keep_created_at and c in row]
         [(stmt, values)] = self.upsert("workflow_snapshot", [row], KEY, keep)
         # One upsert: its own transaction (one round trip), run inline on SQLite.
-        await self.db.run(
-            lambda conn: stmt.execute(conn, values), write=True, single=True, short=True
-        )
+        await self.db.execute(stmt, values)
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
         def build(named: bool) -> Executable:
@@ -77,9 +75,7 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         stmt = self.prepared(build, workflow_name is not None)
         values = {"run_id": run_id, "workflow_name": workflow_name, "limit": 1}
 
-        return await self.db.run(
-            lambda conn: stmt.record(conn, WorkflowRun, values), single=True, short=True
-        )
+        return stmt.record_of(WorkflowRun, await self.db.fetch(stmt, values))
 
     async def _list_runs(self, query: RunQuery) -> tuple[list[WorkflowRun], int | None]:
         page, values = self.runs_page(query)

@@ -42,26 +42,26 @@ def _upsert() -> sa.Insert:
 @pytest.mark.parametrize("dialect", [mysql.dialect(), sqlite.dialect()])
 def test_positional_values_follow_the_placeholders_and_are_converted(dialect: Any) -> None:
     prepared = Prepared(_upsert(), dialect)
-    assert prepared._bound({"n": 3, "tag": "a", "id": "x"}) == ["x", "<a>", 3]
-    assert prepared._bound({"n": None, "tag": None, "id": "x"}) == ["x", None, None]
+    assert prepared.bind({"n": 3, "tag": "a", "id": "x"}) == ["x", "<a>", 3]
+    assert prepared.bind({"n": None, "tag": None, "id": "x"}) == ["x", None, None]
 
 
 @pytest.mark.parametrize("dialect", [oracle.dialect(), postgresql.dialect()])
 def test_named_values_are_keyed_by_the_sql_names(dialect: Any) -> None:
     prepared = Prepared(_upsert(), dialect)
-    assert prepared._bound({"n": 3, "tag": "a", "id": "x"}) == {"id": "x", "tag": "<a>", "n": 3}
+    assert prepared.bind({"n": 3, "tag": "a", "id": "x"}) == {"id": "x", "tag": "<a>", "n": 3}
 
 
 def test_an_embedded_value_is_bound_unless_given() -> None:
     stmt = sa.select(items.c.id).where(items.c.tag == sa.bindparam("tag")).limit(5)
     prepared = Prepared(stmt, mysql.dialect())
-    assert prepared._bound({"tag": "a"})[0] == "<a>"
-    assert prepared._bound({"tag": "a"})[1:] == [5]
+    assert prepared.bind({"tag": "a"})[0] == "<a>"
+    assert prepared.bind({"tag": "a"})[1:] == [5]
     limit = next(name for _, name, _ in prepared._binds if name != "tag")
-    assert prepared._bound({"tag": "a", limit: 7})[1:] == [7]
+    assert prepared.bind({"tag": "a", limit: 7})[1:] == [7]
 
 
 def test_a_missing_value_is_an_error_naming_it() -> None:
     prepared = Prepared(_upsert(), mysql.dialect())
     with pytest.raises(KeyError, match="tag"):
-        prepared._bound({"id": "x", "n": 1})
+        prepared.bind({"id": "x", "n": 1})

@@ -29,6 +29,7 @@ from composite_store.errors import (
 )
 from composite_store.schema import POSTGRESQL, Column, ColumnType, Index, TableSpec
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.engine import DriverExecutor
 from composite_store.sql.tables import shadow
 from composite_store.sql.types import UtcTimestamp, dumps
 from composite_store.urls import scheme_of
@@ -169,6 +170,12 @@ class PostgresDialect(SqlDialect):
         from composite_store_postgres.cursor import execute_raw
 
         return execute_raw(conn, sql, params, fetch)
+
+    def driver_executor(self) -> DriverExecutor | None:
+        # docstring inherited
+        from composite_store_postgres.cursor import execute_on_driver
+
+        return execute_on_driver
 
     def stream_prepared(
         self, conn: Connection, sql: str, params: Any, size: int

@@ -18,6 +18,7 @@ from composite_store.sql.engine.cache import StatementCache
 from composite_store.sql.engine.connections import HeldConnections
 from composite_store.sql.engine.prepared import (
     IN_LIST_LIMIT,
+    DriverExecutor,
     Executor,
     Prepared,
     driver_cursor,
@@ -29,6 +30,7 @@ from composite_store.sql.engine.prepared import (
 
 __all__ = [
     "IN_LIST_LIMIT",
+    "DriverExecutor",
     "Executor",
     "HeldConnections",
     "Prepared",

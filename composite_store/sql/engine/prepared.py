@@ -27,7 +27,15 @@ from __future__ import annotations
 
 import gc
 import operator
-from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Generator,
+    Hashable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -41,6 +49,7 @@ __all__ = [
     "IN_LIST_LIMIT",
     "PLAN_EACH_CALL",
     "STREAM_CHUNK",
+    "DriverExecutor",
     "Executor",
     "Prepared",
     "Streamer",
@@ -66,6 +75,11 @@ Executor = Callable[[Connection, str, Any, bool], tuple[list[Any] | None, int]]
 #: Runs one SELECT on an operation's connection and yields its rows in lists of at most
 #: ``size``: ``(conn, sql, params, size)``. See ``SqlDialect.stream_prepared``.
 Streamer = Callable[[Connection, str, Any, int], Iterator[list[Any]]]
+
+#: Awaits one statement on an async driver's own connection, from the event loop, with no
+#: greenlet: ``(driver connection, sql, params, fetch)`` -> (the rows when ``fetch``, else
+#: None; the driver's row count). See ``SqlDialect.driver_executor``.
+DriverExecutor = Callable[[Any, str, Any, bool], Awaitable[tuple[list[Any] | None, int]]]
 
 #: The comment that opens the SQL of a statement built with the execution option
 #: ``plan_each_call=True``: a driver that keeps statements prepared on the server (psycopg,
@@ -160,7 +174,7 @@ class Prepared:
             by_sql_name = {b[0]: b for b in self._binds}
             self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
         self._positional = order is not None
-        #: What :meth:`_bound` reads: the caller's name of every placeholder in order, and
+        #: What :meth:`bind` reads: the caller's name of every placeholder in order, and
         #: (position, processor) of the placeholders whose type converts the value (a batch
         #: of 10 spans binds 420 values, of which 140 convert).
         self._bind_names: tuple[str, ...] = tuple(name for _, name, _ in self._binds)
@@ -208,10 +222,11 @@ class Prepared:
 
     # -- binding -------------------------------------------------------------------------------
 
-    def _bound(self, values: Mapping[str, Any]) -> Any:
-        """The driver's parameters for ``values`` (the caller's names; a value the statement
-        embeds is taken from it unless given): a list on positional dialects, else a dict by
-        the names in the SQL; each value converted by its type (None stays None)."""
+    def bind(self, values: Mapping[str, Any]) -> Any:
+        """The driver's parameters for ``values``, what :attr:`sql` is sent with (the caller's
+        names; a value the statement embeds is taken from it unless given): a list on
+        positional dialects, else a dict by the names in the SQL; each value converted by its
+        type (None stays None)."""
         if self._fixed:
             values = {**self._fixed, **values}
         converted = list(map(values.__getitem__, self._bind_names))
@@ -237,7 +252,7 @@ class Prepared:
         ``fetch`` and its row count. A driver error is raised as SQLAlchemy raises it
         (:func:`driver_error`)."""
         text = self.sql if sql is None else sql
-        bound = self._bound(values or {})
+        bound = self.bind(values or {})
         try:
             return self._executor(conn, text, bound, fetch)
         except Exception as exc:
@@ -251,7 +266,11 @@ class Prepared:
         self, conn: Connection, values: Mapping[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Run a SELECT and return every row as a dict of converted values by column key."""
-        raw = self._execute(conn, values, True)[0] or ()
+        return self.mappings(self._execute(conn, values, True)[0] or ())
+
+    def mappings(self, raw: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        """Rows as the driver gave them (:meth:`rows`, ``SqlDatabase.fetch``) as dicts of
+        converted values by column key, as :meth:`all` returns them."""
         keys, processed = self._keys, self._processed
         rows = []
         for values_row in raw:
@@ -303,7 +322,7 @@ class Prepared:
         """The streamed form of :meth:`_execute`: this statement's SELECT with its binds of
         ``values`` on the streamer, its driver rows in lists of at most ``size``; a driver
         error raised as :meth:`_execute` raises it."""
-        bound = self._bound(values or {})
+        bound = self.bind(values or {})
         chunks = self._streamer(conn, self.sql, bound, size)
         try:
             yield from chunks
@@ -384,7 +403,11 @@ class Prepared:
     ) -> R | None:
         """The first row as a ``model`` record (:meth:`reader`), or None: a point read without
         the row dict :meth:`first` builds."""
-        rows = self.rows(conn, values)
+        return self.record_of(model, self.rows(conn, values))
+
+    def record_of(self, model: type[R], rows: Sequence[Sequence[Any]]) -> R | None:
+        """The first of ``rows`` (as :meth:`rows` or ``SqlDatabase.fetch`` gave them) as a
+        ``model`` record, or None when there is none."""
         return self.reader(model)(rows[0]) if rows else None
 
     def run_variant(
