@@ -173,7 +173,8 @@ def test_one_statement_operations_await_the_driver_directly_on_postgres(
     request: pytest.FixtureRequest,
 ) -> None:
     """On PostgreSQL the operations of one statement (point reads, single upserts, a message
-    batch, a trace read) run no greenlet: what the greenlet path costs around one statement
+    batch, pages with their totals, an include window, a span batch and a trace read) run no
+    greenlet: what the greenlet path costs around one statement
     was a fifth of a point read's time (docs/benchmarks.md)."""
 
     async def test(store: SqlStore, db: SqlDatabase) -> None:
@@ -197,6 +198,26 @@ def test_one_statement_operations_await_the_driver_directly_on_postgres(
         assert (await memory.get_resource_by_id(resource_id="r1")) is not None
         await workflows.persist_workflow_snapshot(workflow_name="w", run_id="r", snapshot={})
         assert await workflows.load_workflow_snapshot(workflow_name="w", run_id="r") == {}
+        newest = await memory.list_messages(thread_id="t1", per_page=20, include_total=False)
+        counted = await memory.list_messages(
+            thread_id="t1", per_page=20, include=[{"id": "m1", "with_previous_messages": 1}]
+        )
+        threads = await memory.list_threads(filter={"resource_id": "r1"}, per_page=10)
+        past_the_end = await memory.list_threads(filter={"resource_id": "r1"}, page=3, per_page=10)
+        runs = await workflows.list_workflow_runs(workflow_name="w", per_page=10)
+        assert [m.id for m in newest.items] == [m.id for m in counted.items] == ["m1"]
+        assert (counted.total, threads.total, past_the_end.total, runs.total) == (1, 1, 1, 1)
+        observability = store.get("observability")
+        assert observability is not None
+        await observability.batch_create_spans(
+            records=[
+                {"trace_id": "tr1", "span_id": f"s{i}", "name": "step", "span_type": "tool_call",
+                 "started_at": "2026-01-01T00:00:00Z"}
+                for i in range(3)
+            ]
+        )
+        trace = await observability.get_trace(trace_id="tr1")
+        assert trace is not None and len(trace.spans) == 3
         assert greenlet_runs == 0
 
     run_on_store(_url("postgres", request), test)

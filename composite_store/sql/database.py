@@ -163,15 +163,21 @@ class SqlDatabase:
         return await self._guarded(self._attempt, fn, write, single, short)
 
     async def fetch(
-        self, stmt: Prepared, values: Mapping[str, Any] | None = None, *, write: bool = False
+        self,
+        stmt: Prepared,
+        values: Mapping[str, Any] | None = None,
+        *,
+        write: bool = False,
+        short: bool = True,
     ) -> list[Any]:
         """The driver's rows of the one statement ``stmt`` run with ``values`` as an operation
         of its own: what ``run(lambda conn: stmt.rows(conn, values), single=True,
-        short=True)`` returns. The caller builds records from them (``Prepared.reader``).
-        ``write``: the statement writes (an upsert returning its row)."""
+        short=short)`` returns. The caller builds records from them (``Prepared.reader``).
+        ``write``: the statement writes (an upsert returning its row); ``short=False``: a
+        large read, which on SQLite keeps the hop to the worker thread (:meth:`run`)."""
         if self._direct is None:
             return await self.run(
-                lambda conn: stmt.rows(conn, values), write=write, single=True, short=True
+                lambda conn: stmt.rows(conn, values), write=write, single=True, short=short
             )
         rows, _ = await self._guarded(self._run_direct, stmt, values or {}, True)
         return rows or []

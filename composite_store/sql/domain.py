@@ -125,6 +125,28 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         rows, total = await self.db.run(read)
         return [from_row(model, r) for r in rows], total
 
+    async def read_counted(
+        self,
+        page: Prepared,
+        count: Prepared,
+        values: Mapping[str, Any],
+        *,
+        counted: bool,
+        short: bool,
+    ) -> tuple[list[Any], int | None]:
+        """The driver rows of the page statement ``page`` and, when ``counted`` (``page`` then
+        carries the total as its last column: ``sql.totals``), the total: the first row's, or
+        for a page with no row (past the end, or nothing matched) the ``count`` statement's,
+        run alone. Each statement is an operation of its own (``SqlDatabase.fetch``):
+        in autocommit they were separate transactions in one operation too."""
+        rows = await self.db.fetch(page, values, short=short)
+        if not counted:
+            return rows, None
+        if rows:
+            return rows, int(rows[0][-1])
+        [(total,)] = await self.db.fetch(count, values)
+        return rows, int(total)
+
     def select_all(self, base: str) -> sa.Select[Any]:
         """``SELECT <documented columns> FROM base``, each read as the dialect reads it."""
         return sa.select(*self.db.readable(self.tables[base], table(base)))

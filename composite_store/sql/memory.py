@@ -37,7 +37,7 @@ from composite_store.records.trusted import from_row, stored_view
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
-from composite_store.sql.totals import TOTAL, total_of, with_total
+from composite_store.sql.totals import TOTAL, with_total
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange, Include
 
@@ -278,19 +278,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
             assert query.window.limit is not None
             values.update(offset=query.window.offset, limit=query.window.fetch)
 
-        def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
-            rows = page.all(conn, values)
-            if not query.count:
-                return rows, None
-            total = total_of(
-                rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
-            )
-            return rows, total
-
         # One statement, the total in it (sql.totals); a page past the end counts alone.
-        rows, total = await self.db.run(
-            read, single=True, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+        found, total = await self.read_counted(
+            page, count, values, counted=query.count,
+            short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE,
         )
+        rows = page.mappings(found)
         if query.count:
             for r in rows:
                 del r[TOTAL]
@@ -386,16 +379,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
             every = await self.db.run(read_all, single=True)
             return every, len(every) if query.count else None
 
-        def read(conn: Connection) -> tuple[list[Any], int | None]:
-            rows = page.rows(conn, values)
-            if not query.count:
-                return rows, None
-            total = total_of(rows, lambda: count.scalar(conn, values), last=lambda r: r[-1])
-            return rows, total
-
         # One statement, the total in it (sql.totals); a page past the end counts alone.
-        rows, total = await self.db.run(
-            read, single=True, short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE
+        rows, total = await self.read_counted(
+            page, count, values, counted=query.count,
+            short=(query.window.fetch or SHORT_PAGE + 1) <= SHORT_PAGE,
         )
         return [message(r) for r in rows], total
 
@@ -492,8 +479,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
         # A window is one statement, read from one snapshot. On the servers (READ COMMITTED:
         # each statement of a transaction takes its own snapshot anyway) no BEGIN/COMMIT
         # around several windows either; on SQLite a transaction keeps one snapshot for them.
-        single = self.db.dialect.autocommit or len(reads) == 1
-        found = await self.db.run(read, single=single, short=len(reads) <= 10)
+        if len(reads) == 1:
+            [(window, values)] = reads
+            found = [await self.db.fetch(window, values)]
+        else:
+            single = self.db.dialect.autocommit
+            found = await self.db.run(read, single=single, short=len(reads) <= 10)
         windows: list[list[Message]] = []
         owner_of: dict[str, str | None] = {}
         for (window, values), rows in zip(reads, found, strict=True):

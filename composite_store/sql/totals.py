@@ -5,17 +5,16 @@ evaluates it once (PostgreSQL an InitPlan, SQLite and MariaDB a cached constant 
 the same snapshot as the page, and the whole read is one round trip with no transaction around
 it. ``COUNT(*) OVER ()`` would give the same number but makes the engine read every matching
 row in full before the LIMIT; the subquery counts from the index alone. A page past the end
-has no row to carry the total: the caller counts alone then (:func:`total_of`).
+has no row to carry the total: the caller counts alone then (``SqlDomain.read_counted``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["TOTAL", "total_of", "with_total"]
+__all__ = ["TOTAL", "with_total"]
 
 #: The label of the total column appended to a counted page.
 TOTAL = "page_total"
@@ -26,12 +25,3 @@ def with_total(page: sa.Select[Any], count: sa.Select[Any]) -> sa.Select[Any]:
     # correlate(None): the count reads the same table as the page, and SQLAlchemy would
     # otherwise correlate that FROM away (a count of the current row).
     return page.add_columns(count.correlate(None).scalar_subquery().label(TOTAL))
-
-
-def total_of(rows: Sequence[Any], count: Callable[[], Any], *, last: Callable[[Any], Any]) -> int:
-    """The total of a page read with :func:`with_total`: carried by its rows (``last`` takes
-    it from one), or, for a page with no row (past the end, or nothing matched),
-    ``count()`` run alone."""
-    if rows:
-        return int(last(rows[0]))
-    return int(count())

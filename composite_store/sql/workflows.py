@@ -15,7 +15,7 @@ from composite_store.records.workflows import WorkflowRun
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, SqlDomain
 from composite_store.sql.engine import Prepared
-from composite_store.sql.totals import TOTAL, total_of, with_total
+from composite_store.sql.totals import TOTAL, with_total
 
 __all__ = ["SqlWorkflows"]
 
@@ -81,19 +81,13 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
         page, values = self.runs_page(query)
         count = self._runs_count(_run_filters(query))
 
-        def read(conn: Connection) -> tuple[list[dict[str, Any]], int | None]:
-            rows = page.all(conn, values)
-            if not query.count:
-                return rows, None
-            return rows, total_of(
-                rows, lambda: count.scalar(conn, values), last=lambda r: r[TOTAL]
-            )
-
         w = query.window
         # One statement, the total in it (sql.totals); a page past the end counts alone.
-        rows, total = await self.db.run(
-            read, single=True, short=w.fetch is not None and w.fetch <= SHORT_PAGE
+        found, total = await self.read_counted(
+            page, count, values, counted=query.count,
+            short=w.fetch is not None and w.fetch <= SHORT_PAGE,
         )
+        rows = page.mappings(found)
         if query.count:
             for r in rows:
                 del r[TOTAL]

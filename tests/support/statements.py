@@ -1,5 +1,6 @@
 """Recording the statements a relational store sends: the prepared fast path
-(``Prepared._execute``, on the driver's cursor) and SQLAlchemy's own execution
+(``Prepared._execute``, on the driver's cursor, and ``SqlDatabase._run_direct``, on the
+driver itself from the event loop) and SQLAlchemy's own execution
 (``before_cursor_execute``), which between them see every statement once; and the operations
 run in an explicit transaction, whose BEGIN and COMMIT a server in autocommit receives from the
 driver directly (``SqlDatabase.run`` without ``single``)."""
@@ -44,6 +45,14 @@ def record_prepared(monkeypatch: pytest.MonkeyPatch) -> Statements:
         return execute(self, conn, values, fetch, sql)
 
     monkeypatch.setattr(Prepared, "_execute", recorded)
+    direct = SqlDatabase._run_direct
+
+    async def recorded_direct(self: SqlDatabase, stmt: Prepared, values: Any, fetch: bool):  # type: ignore[no-untyped-def]
+        if seen.recording:
+            seen.sql.append(stmt.sql)
+        return await direct(self, stmt, values, fetch)
+
+    monkeypatch.setattr(SqlDatabase, "_run_direct", recorded_direct)
     return seen
 
 
