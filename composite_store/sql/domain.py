@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, TypeVarTuple, overload
 
 import sqlalchemy as sa
@@ -19,7 +18,7 @@ from composite_store.schema.physical import PhysicalTable
 from composite_store.sql import fixes, schema_versions, transfer
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.dialect import SqlDialect
-from composite_store.sql.engine import Prepared
+from composite_store.sql.engine import Prepared, RowValues
 from composite_store.sql.engine.prepared import IN_LIST_LIMIT
 from composite_store.sql.introspect import describe_physical
 
@@ -39,12 +38,6 @@ Variant = TypeVarTuple("Variant")
 UPSERT_CHUNK = 100
 #: Rows a page may have to count as short (``SqlDatabase.run(short=True)``: inline on SQLite).
 SHORT_PAGE = 1000
-
-
-@lru_cache(maxsize=256)
-def _batch_names(columns: tuple[str, ...], n: int) -> tuple[tuple[tuple[str, str], ...], ...]:
-    """(column, bind name) pairs of each row of an ``n``-row batch (see ``SqlDomain.upsert``)."""
-    return tuple(tuple((c, f"{c}__{i}") for c in columns) for i in range(n))
 
 
 class SqlDomain(StoredRows, Migratable, Inspectable):
@@ -170,7 +163,7 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         rows: Sequence[Mapping[str, Any]],
         key: Sequence[str],
         keep: Sequence[str] = (),
-    ) -> list[tuple[Prepared, dict[str, Any]]]:
+    ) -> list[tuple[Prepared, RowValues]]:
         """Multi-row upserts of ``rows`` (all with the same columns), in chunks of at most
         ``UPSERT_CHUNK`` rows: (statement, bind values) pairs to execute in one transaction.
 
@@ -179,18 +172,16 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         columns = tuple(rows[0])
         keys = tuple(key)
         if len(rows) == 1:
-            # One row (a thread, a run, a resource): its statement and bind names by shape,
-            # one lookup instead of deriving both on every call.
+            # One row (a thread, a run, a resource): its statement by shape, one lookup
+            # instead of deriving its variant on every call.
             shape = (type(self), base, columns, keys, tuple(keep))
             plans = self.db.statements.single_row_plans
-            plan = plans.get(shape)
-            if plan is None:
+            prepared = plans.get(shape)
+            if prepared is None:
                 [(prepared, values)] = self._upsert_chunks(base, rows, columns, keys, keep)
-                plans[shape] = (prepared, _batch_names(columns, 1)[0])
+                plans[shape] = prepared
                 return [(prepared, values)]
-            prepared, names = plan
-            row = rows[0]
-            return [(prepared, {name: row[column] for column, name in names})]
+            return [(prepared, RowValues(rows))]
         return self._upsert_chunks(base, rows, columns, keys, keep)
 
     def _upsert_chunks(
@@ -200,7 +191,7 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         columns: tuple[str, ...],
         keys: tuple[str, ...],
         keep: Sequence[str],
-    ) -> list[tuple[Prepared, dict[str, Any]]]:
+    ) -> list[tuple[Prepared, RowValues]]:
         """:meth:`upsert`'s statements and values, derived from ``columns`` for every chunk."""
         update = tuple(c for c in columns if c not in keys and c not in keep)
 
@@ -224,11 +215,8 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
             chunk = rows[start : start + UPSERT_CHUNK]
             n = len(chunk)
             prepared = self.prepared(build, base, columns, keys, update, n)
-            values = {}
-            for row, names in zip(chunk, _batch_names(columns, n), strict=True):
-                for column, name in names:
-                    values[name] = row[column]
-            result.append((prepared, values))
+            # Bound row by row (RowValues: the statement's binds are <column>__<i>).
+            result.append((prepared, RowValues(chunk)))
         return result
 
     def set_values(self, base: str, values: Mapping[str, str]) -> dict[str, Any]:

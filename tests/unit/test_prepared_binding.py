@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, oracle, postgresql, sqlite
 
-from composite_store.sql.engine import Prepared
+from composite_store.sql.engine import Prepared, RowValues
 
 
 class Tagged(sa.types.TypeDecorator[str]):
@@ -65,3 +65,64 @@ def test_a_missing_value_is_an_error_naming_it() -> None:
     prepared = Prepared(_upsert(), mysql.dialect())
     with pytest.raises(KeyError, match="tag"):
         prepared.bind({"id": "x", "n": 1})
+
+
+def _rows_insert(n: int, columns: tuple[str, ...]) -> sa.Insert:
+    """A multi-row INSERT binding ``<column>__<i>``, as ``SqlDomain.upsert`` builds its own."""
+    types = {"id": sa.Text(), "tag": Tagged(), "n": sa.Integer()}
+    return items.insert().values(
+        [{c: sa.bindparam(f"{c}__{i}", type_=types[c]) for c in columns} for i in range(n)]
+    )
+
+
+ROWS = [
+    {"n": 1, "tag": "a", "id": "x"},
+    {"n": None, "tag": None, "id": "y"},
+    {"n": 3, "tag": "c", "id": "z"},
+]
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [mysql.dialect(), sqlite.dialect(), postgresql.dialect(paramstyle="numeric_dollar")],
+    ids=["mysql", "sqlite", "postgres-numbered"],
+)
+@pytest.mark.parametrize("columns", [("n", "tag", "id"), ("id", "tag", "n")], ids=str)
+def test_rows_bind_as_their_names_do(dialect: Any, columns: tuple[str, ...]) -> None:
+    """``RowValues`` binds row by row exactly what the mapping of its names binds, whatever
+    the order of the rows' keys against the order the statement sends its columns in."""
+    rows = [{c: row[c] for c in columns} for row in ROWS]
+    prepared = Prepared(_rows_insert(3, columns), dialect)
+    assert prepared._row_layout is not None  # the row-by-row path is the one under test
+    by_rows = prepared.bind(RowValues(rows))
+    by_names = prepared.bind({name: RowValues(rows)[name] for name in RowValues(rows)})
+    assert by_rows == by_names
+    assert by_rows == [v for row in ROWS for v in (row["id"], *_tagged(row), row["n"])]
+
+
+def _tagged(row: dict[str, Any]) -> tuple[Any]:
+    return (None if row["tag"] is None else f"<{row['tag']}>",)
+
+
+def test_rows_of_another_count_or_statement_bind_by_name() -> None:
+    """Fewer rows than the statement binds, or a statement whose binds are not rows, go by
+    name: a missing row's value is a KeyError naming it, and a statement with other names
+    looks them up (``RowValues`` has none but its rows')."""
+    prepared = Prepared(_rows_insert(3, ("id", "tag", "n")), sqlite.dialect())
+    with pytest.raises(KeyError, match="__2"):
+        prepared.bind(RowValues(ROWS[:2]))
+    plain = Prepared(_upsert(), sqlite.dialect())
+    assert plain._row_layout is None
+    with pytest.raises(KeyError, match="id"):
+        plain.bind(RowValues([{"n": 3, "tag": "a", "id": "x"}]))
+
+
+def test_row_values_read_as_the_mapping_of_their_names() -> None:
+    values = RowValues(ROWS[:2])
+    assert dict(values) == {
+        "n__0": 1, "tag__0": "a", "id__0": "x", "n__1": None, "tag__1": None, "id__1": "y",
+    }
+    assert len(values) == 6
+    for missing in ("n__2", "n", "n__x", "color__0"):
+        with pytest.raises(KeyError):
+            values[missing]

@@ -65,10 +65,10 @@ class StatementCache:
         self._size = size
         #: (scope, id of the builder's code, variant) -> (that code, its statement).
         self._cache: OrderedDict[Hashable, tuple[CodeType, Prepared]] = OrderedDict()
-        #: A one-row upsert's statement and bind names by its shape (``SqlDomain.upsert``):
+        #: A one-row upsert's statement by its shape (``SqlDomain.upsert``):
         #: bounded by the tables and the column sets written to them, and dropped with the
         #: statements they were derived from.
-        self.single_row_plans: dict[Hashable, tuple[Prepared, tuple[tuple[str, str], ...]]] = {}
+        self.single_row_plans: dict[Hashable, Prepared] = {}
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -36,6 +36,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+from itertools import chain
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -52,6 +53,7 @@ __all__ = [
     "DriverExecutor",
     "Executor",
     "Prepared",
+    "RowValues",
     "Streamer",
     "driver_chunks",
     "driver_cursor",
@@ -122,6 +124,48 @@ def driver_cursor(
         cursor.close()
 
 
+class RowValues(Mapping[str, Any]):
+    """The bind values ``<column>__<i>`` of a statement of several rows (the upserts of
+    ``SqlDomain.upsert``) kept as the rows themselves: :meth:`Prepared.bind` takes each
+    row's values in one call rather than looking up every name (10 spans bind 420 of them),
+    and anything else reads it as the mapping of those names."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.rows = rows
+
+    def __getitem__(self, key: str) -> Any:
+        column, sep, index = key.rpartition("__")
+        if not sep or not index.isdigit() or int(index) >= len(self.rows):
+            raise KeyError(key)
+        return self.rows[int(index)][column]
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"{column}__{i}" for i, row in enumerate(self.rows) for column in row)
+
+    def __len__(self) -> int:
+        return sum(map(len, self.rows))
+
+
+def _row_layout(names: Sequence[str]) -> tuple[Callable[[Any], Any], int] | None:
+    """For bind names that are rows (``<column>__<i>``: row 0's columns, then row 1's in the
+    same order, and so on), a function taking those columns' values from a row as a tuple,
+    and the number of rows; None for any other statement."""
+    columns: list[str] = []
+    for name in names:
+        column, _, index = name.rpartition("__")
+        if index != "0":
+            break
+        columns.append(column)
+    if len(columns) < 2 or len(names) % len(columns):
+        return None
+    rows = len(names) // len(columns)
+    if list(names) != [f"{c}__{i}" for i in range(rows) for c in columns]:
+        return None
+    return operator.itemgetter(*columns), rows
+
+
 class Prepared:
     """One statement compiled for one dialect, with its bind and result conversions."""
 
@@ -135,6 +179,7 @@ class Prepared:
         "_positional",
         "_processed",
         "_readers",
+        "_row_layout",
         "_sql_names",
         "_streamer",
         "dialect",
@@ -182,6 +227,9 @@ class Prepared:
         self._bind_processors: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
             (i, process) for i, (_, _, process) in enumerate(self._binds) if process is not None
         )
+        #: For a statement whose binds are rows (:class:`RowValues`): how to take a row's
+        #: values in the order they are sent, and how many rows it binds.
+        self._row_layout = None if self._fixed else _row_layout(self._bind_names)
         if (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
@@ -227,9 +275,13 @@ class Prepared:
         names; a value the statement embeds is taken from it unless given): a list on
         positional dialects, else a dict by the names in the SQL; each value converted by its
         type (None stays None)."""
-        if self._fixed:
-            values = {**self._fixed, **values}
-        converted = list(map(values.__getitem__, self._bind_names))
+        layout = self._row_layout
+        if layout is not None and type(values) is RowValues and len(values.rows) == layout[1]:
+            converted = list(chain.from_iterable(map(layout[0], values.rows)))
+        else:
+            if self._fixed:
+                values = {**self._fixed, **values}
+            converted = list(map(values.__getitem__, self._bind_names))
         for i, process in self._bind_processors:
             value = converted[i]
             if value is not None:
