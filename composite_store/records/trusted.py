@@ -20,6 +20,7 @@ from pydantic_core import PydanticUndefined
 __all__ = [
     "RowReader",
     "TupleReader",
+    "column_view",
     "field_sources",
     "from_row",
     "replaced",
@@ -288,6 +289,27 @@ def _viewer(model: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
     items = ", ".join(f"{src!r}: values[{attr!r}]" for attr, src in field_sources(model))
     lines = ["def view(record):", "    values = record.__dict__", f"    return {{{items}}}"]
     view: Callable[[BaseModel], dict[str, Any]] = _compile(model, "view", lines, {})
+    return view
+
+
+def column_view(
+    model: type[BaseModel], sources: Sequence[tuple[str, str]]
+) -> Callable[[BaseModel], dict[str, Any]]:
+    """A function giving a ``model`` record's values by column: for each (column, stored
+    name) of ``sources``, the value of the field stored under that name, or None where the
+    model has none. ``{c: stored_view(r).get(s) for c, s in sources}``, generated once
+    (a span is 42 columns: one dict instead of two)."""
+    attr_of = {src: attr for attr, src in field_sources(model)}
+    items = ", ".join(
+        f"{column!r}: " + (f"values[{attr_of[src]!r}]" if src in attr_of else "None")
+        for column, src in sources
+    )
+    lines = [
+        "def column_view(record):",
+        "    values = record.__dict__",
+        f"    return {{{items}}}",
+    ]
+    view: Callable[[BaseModel], dict[str, Any]] = _compile(model, "column_view", lines, {})
     return view
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
+from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.util import await_only
 
@@ -22,6 +23,7 @@ from composite_store.errors import (
     map_errors,
     redact,
 )
+from composite_store.records.trusted import column_view
 from composite_store.schema import (
     DEFAULT_PREFIX,
     ColumnType,
@@ -119,6 +121,10 @@ class SqlDatabase:
         #: thread running a short operation inline (``run(..., short=True)``).
         self._sync_lock = threading.Lock()
         self._created: set[str] = set()
+        #: ``record_values``' functions by (table, record class).
+        self._column_views: dict[
+            tuple[str, type[BaseModel]], Callable[[BaseModel], dict[str, Any]]
+        ] = {}
         #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
         self.statements = StatementCache(
             self.engine.dialect,
@@ -542,6 +548,18 @@ class SqlDatabase:
             for name in spec.columns_of(ColumnType.TIMESTAMP):
                 row[shadow(name)] = row[name]
         return row
+
+    def record_values(self, spec: TableSpec, record: BaseModel) -> dict[str, Any]:
+        """:meth:`values` of ``stored_view(record)``, the bind values of the row that stores
+        ``record``, read off its attributes by a function generated once per record class
+        and table (``records.trusted.column_view``): one dict a row instead of two."""
+        key = (spec.base_name, record.__class__)
+        view = self._column_views.get(key)
+        if view is None:
+            view = self._column_views[key] = column_view(
+                record.__class__, self.value_sources(spec)
+            )
+        return view(record)
 
     def value_sources(self, spec: TableSpec) -> list[tuple[str, str]]:
         """The columns :meth:`values` binds, in its order, each with the documented column its

@@ -33,7 +33,7 @@ from composite_store.records.memory import (
     Thread,
     message_from_row,
 )
-from composite_store.records.trusted import from_row, stored_view
+from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
 from composite_store.sql.engine import Prepared, in_list, numbered, params
@@ -144,8 +144,8 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return stmt.record_of(Thread, await self.db.fetch(stmt, {"id": thread_id}))
 
     async def _save_thread(self, thread: Thread) -> None:
-        # stored_view, not stored(): model_dump would copy the metadata, only encoded here.
-        row = self.db.values(THREADS, stored_view(thread))
+        # record_values, not stored(): model_dump would copy the metadata, only encoded here.
+        row = self.db.record_values(THREADS, thread)
         [(stmt, values)] = self.upsert("threads", [row], ["id"])
         await self.db.execute(stmt, values)
 

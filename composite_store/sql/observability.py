@@ -21,7 +21,7 @@ from composite_store.domains.observability import (
 from composite_store.domains.observability_filters import TraceFilter
 from composite_store.errors import NotFoundError
 from composite_store.records.observability import OtelSpan, Span
-from composite_store.records.trusted import from_row, stored_view
+from composite_store.records.trusted import from_row
 from composite_store.schema import ColumnType, table
 from composite_store.sql.domain import SqlDomain
 from composite_store.sql.engine import IN_LIST_LIMIT, in_list, numbered
@@ -114,9 +114,9 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
     # -- writes ----------------------------------------------------------------------------------
 
     async def _save_spans(self, spans: Sequence[Span]) -> None:
-        # The stored names read off the records (stored_view): model_dump would copy every
+        # The columns read off the records (record_values): model_dump would copy every
         # span's attributes, input and output once more, only to encode them.
-        rows = [self.db.values(SPANS, stored_view(s)) for s in spans]
+        rows = [self.db.record_values(SPANS, s) for s in spans]
         # Multi-row statements in bounded chunks, all in one transaction; one chunk is one
         # statement, atomic by itself (and short enough to run inline on SQLite).
         stmts = self.upsert("ai_spans", rows, SPAN_KEY)
