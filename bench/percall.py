@@ -1,15 +1,19 @@
-"""``python -m bench.percall``: client CPU and wall time per call on MariaDB/MySQL, library vs raw.
+"""``python -m bench.percall``: client CPU and wall time per call, library vs raw, on
+MariaDB/MySQL or PostgreSQL.
 
     uv run python -m bench.percall --url mysql://root@127.0.0.1:3306/ --calls 200
+    uv run python -m bench.percall --url postgresql://postgres@127.0.0.1:5432/test
     uv run python -m bench.percall --url ... --profile "spans 10"   # cProfile of the library
 
 Each operation runs ``--calls`` times on each contender, interleaved in one process (who goes
 first alternating), for ``--rounds`` rounds; the figures are the best round's, per call:
 ``time.process_time`` (this process's CPU: the library's own cost, and the driver's) and wall
-time. Contenders: the library (``bench.targets.library``), the raw asyncmy contender as bench/
-runs it (``bench.targets.raw_mysql``, asyncmy's defaults), and that contender with asyncmy's
-statement cache on (``stmt_cache_size``, as the library's engines connect): what the library
-costs over the same driver settings. Each gets a scratch database of its own, dropped after.
+time. Contenders: the library (``bench.targets.library``) and the raw contender as bench/
+runs it. On MariaDB/MySQL that is ``bench.targets.raw_mysql`` with asyncmy's defaults, plus the
+same contender with asyncmy's statement cache on (``stmt_cache_size``, as the library's
+engines connect): what the library costs over the same driver settings. On PostgreSQL it is
+``bench.targets.raw_postgres``. Each contender gets a scratch database (schema) of its own,
+dropped after.
 """
 
 from __future__ import annotations
@@ -22,13 +26,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from composite_store_mysql.dialect import STATEMENT_CACHE
-from composite_store_mysql.provision import create_namespace, drop_namespace, store_url
-
 from bench import workloads as w
 from bench.targets.base import Target
 from bench.targets.library import LibraryTarget
-from bench.targets.raw_mysql import RawMysqlTarget
 
 Op = Callable[[Target, int], Awaitable[Any]]
 SPANS = [s for n in range(20) for s in w.trace_spans(n, 10)]
@@ -66,22 +66,42 @@ async def _fill(t: Target) -> None:
     await t.update_working_memory("u1", "x" * 1000)
 
 
+def _raw_contenders(url: str) -> tuple[Any, dict[str, Target]]:
+    """The provisioning module of ``url``'s backend and its raw contenders by name, each on
+    the scratch namespace ``percall_<name>``."""
+    if url.startswith(("postgresql", "postgres")):
+        from composite_store_postgres import provision as pg
+
+        from bench.targets.raw_postgres import RawPostgresTarget
+
+        return pg, {"raw": RawPostgresTarget(url, "percall_raw")}
+    from composite_store_mysql import provision as my
+    from composite_store_mysql.dialect import STATEMENT_CACHE
+
+    from bench.targets.raw_mysql import RawMysqlTarget
+
+    raw = RawMysqlTarget(my.store_url(url, "percall_raw"))
+    cached = RawMysqlTarget(my.store_url(url, "percall_rawc"))
+    cached.options["stmt_cache_size"] = STATEMENT_CACHE
+    return my, {"raw": raw, "raw+cache": cached}
+
+
 async def main(url: str, calls: int, rounds: int, profile: str | None) -> None:
+    provision, raws = _raw_contenders(url)
     names = {"library": "percall_lib", "raw": "percall_raw", "raw+cache": "percall_rawc"}
+    names = {who: n for who, n in names.items() if who == "library" or who in raws}
     for name in names.values():
-        await drop_namespace(url, name)
-        await create_namespace(url, name)
-    for name in ("percall_raw", "percall_rawc"):  # the raw contenders' tables, as bench/ makes them
-        schema = LibraryTarget(store_url(url, name))
+        await provision.drop_namespace(url, name)
+        await provision.create_namespace(url, name)
+    for who in raws:  # the raw contenders' tables, as bench/ makes them
+        schema = LibraryTarget(provision.store_url(url, names[who]))
         await schema.open()
         await schema.close()
-    lib = LibraryTarget(store_url(url, names["library"]))
-    raw = RawMysqlTarget(store_url(url, names["raw"]))
-    cached = RawMysqlTarget(store_url(url, names["raw+cache"]))
-    cached.options["stmt_cache_size"] = STATEMENT_CACHE
-    contenders: dict[str, Target] = {"library": lib, "raw": raw, "raw+cache": cached}
+    lib = LibraryTarget(provision.store_url(url, names["library"]))
+    contenders: dict[str, Target] = {"library": lib, **raws}
+    baseline = "raw+cache" if "raw+cache" in raws else "raw"
     await lib.open()
-    for t in (raw, cached):
+    for t in raws.values():
         await t.open()
         t.supports_spans = lib.supports_spans
     try:
@@ -107,7 +127,7 @@ async def main(url: str, calls: int, rounds: int, profile: str | None) -> None:
                     prev = best.get((op_name, who))
                     best[(op_name, who)] = figures if prev is None else min(prev, figures)
         print("us per call, best round: CPU / wall")
-        print(f"| op | {' | '.join(contenders)} | library CPU over raw+cache |")
+        print(f"| op | {' | '.join(contenders)} | library CPU over {baseline} |")
         print(f"|---|{'---:|' * (len(contenders) + 1)}")
         for op_name in OPS:
             if (op_name, "library") not in best:
@@ -115,7 +135,7 @@ async def main(url: str, calls: int, rounds: int, profile: str | None) -> None:
             cells = [
                 f"{best[(op_name, c)][0]:.0f} / {best[(op_name, c)][1]:.0f}" for c in contenders
             ]
-            extra = best[(op_name, "library")][0] - best[(op_name, "raw+cache")][0]
+            extra = best[(op_name, "library")][0] - best[(op_name, baseline)][0]
             print(f"| {op_name} | {' | '.join(cells)} | {extra:+.0f} |")
         if profiler is not None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
@@ -123,12 +143,15 @@ async def main(url: str, calls: int, rounds: int, profile: str | None) -> None:
         for t in contenders.values():
             await t.close()
         for name in names.values():
-            await drop_namespace(url, name)
+            await provision.drop_namespace(url, name)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True, help="a MariaDB/MySQL server URL (no database)")
+    parser.add_argument(
+        "--url", required=True,
+        help="a MariaDB/MySQL server URL (no database), or a PostgreSQL database URL",
+    )
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--profile", choices=sorted(OPS), help="cProfile the library on this op")
