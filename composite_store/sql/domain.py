@@ -184,6 +184,28 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
             return [(prepared, RowValues(rows))]
         return self._upsert_chunks(base, rows, columns, keys, keep)
 
+    async def save_rows(
+        self,
+        base: str,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        keep: Sequence[str] = (),
+    ) -> None:
+        """Upsert ``rows`` as one operation (:meth:`upsert`'s statements): one chunk is one
+        statement, atomic by itself, run as an operation of its own (``SqlDatabase.execute``:
+        one round trip, inline on SQLite); several chunks run in one transaction."""
+        stmts = self.upsert(base, rows, key, keep)
+        if len(stmts) == 1:
+            [(stmt, values)] = stmts
+            await self.db.execute(stmt, values)
+            return
+
+        def save(conn: Connection) -> None:
+            for stmt, values in stmts:
+                stmt.execute(conn, values)
+
+        await self.db.run(save, write=True)
+
     def _upsert_chunks(
         self,
         base: str,

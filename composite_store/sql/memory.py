@@ -145,9 +145,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
 
     async def _save_thread(self, thread: Thread) -> None:
         # record_values, not stored(): model_dump would copy the metadata, only encoded here.
-        row = self.db.record_values(THREADS, thread)
-        [(stmt, values)] = self.upsert("threads", [row], ["id"])
-        await self.db.execute(stmt, values)
+        await self.save_rows("threads", [self.db.record_values(THREADS, thread)], ["id"])
 
     async def _update_thread(
         self,
@@ -690,9 +688,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return stmt.record_of(Resource, await self.db.fetch(stmt, {"id": resource_id}))
 
     async def _save_resource(self, resource: Resource) -> None:
-        row = self.db.values(RESOURCES, resource.stored())
-        [(stmt, values)] = self.upsert("resources", [row], ["id"])
-        await self.db.execute(stmt, values)
+        await self.save_rows("resources", [self.db.values(RESOURCES, resource.stored())], ["id"])
 
     async def _update_resource(
         self,

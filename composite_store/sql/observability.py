@@ -117,19 +117,7 @@ class SqlObservability(SqlDomain, ObservabilityDomain):
         # The columns read off the records (record_values): model_dump would copy every
         # span's attributes, input and output once more, only to encode them.
         rows = [self.db.record_values(SPANS, s) for s in spans]
-        # Multi-row statements in bounded chunks, all in one transaction; one chunk is one
-        # statement, atomic by itself (and short enough to run inline on SQLite).
-        stmts = self.upsert("ai_spans", rows, SPAN_KEY)
-
-        def save(conn: Connection) -> None:
-            for stmt, values in stmts:
-                stmt.execute(conn, values)
-
-        if len(stmts) == 1:
-            [(stmt, values)] = stmts
-            await self.db.execute(stmt, values)
-        else:
-            await self.db.run(save, write=True)
+        await self.save_rows("ai_spans", rows, SPAN_KEY)
 
     async def _update_spans(self, changes: Sequence[SpanChange], now: datetime) -> None:
         tbl = self.tables["ai_spans"]

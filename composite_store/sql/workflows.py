@@ -57,9 +57,8 @@ class SqlWorkflows(SqlDomain, WorkflowsDomain):
             },
         )
         keep = [c for c in ("createdAt", "createdAtZ") if keep_created_at and c in row]
-        [(stmt, values)] = self.upsert("workflow_snapshot", [row], KEY, keep)
         # One upsert: its own transaction (one round trip), run inline on SQLite.
-        await self.db.execute(stmt, values)
+        await self.save_rows("workflow_snapshot", [row], KEY, keep)
 
     async def _get_run(self, run_id: str, workflow_name: str | None) -> WorkflowRun | None:
         def build(named: bool) -> Executable:
