@@ -148,8 +148,7 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
     async def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
         # docstring inherited
         if timeout is not None:
-            self._stop_reading()
-            return await super().wait(gen, interval, timeout)
+            return await self._psycopg_wait(gen, interval, timeout)
         try:
             state = next(gen)
         except StopIteration as done:
@@ -157,11 +156,11 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
             return result
         except OSError as exc:  # as psycopg's wait: the socket was closed under us
             raise psycopg.OperationalError("connection socket closed") from exc
+        # _Continued is the rest of ``gen``: what psycopg's wait takes, typed as a generator.
         rest: Any
         if state != WAIT_R:
-            self._stop_reading()
             rest = _Continued(gen, first=state)
-            return await super().wait(rest, interval, timeout)
+            return await self._psycopg_wait(rest, interval, timeout)
         loop = asyncio.get_running_loop()
         fileno = self.pgconn.socket
         if self._reading != (fileno, loop):
@@ -179,17 +178,23 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
                 raise  # the generator's own failure, raised by the reader
             # Interrupted while the reply was awaited: psycopg's wait handles it, with the
             # generator where the reader left it.
-            self._stop_reading()
             rest = _Continued(gen, exc=exc)
-            return await super().wait(rest, interval, timeout)
+            return await self._psycopg_wait(rest, interval, timeout)
         finally:
             self._reply = self._reply_gen = None
         if isinstance(outcome, _HandOff):
-            self._stop_reading()
             rest = _Continued(gen, first=outcome.state)
-            return await super().wait(rest, interval, timeout)
+            return await self._psycopg_wait(rest, interval, timeout)
         finished: RV = outcome
         return finished
+
+    async def _psycopg_wait(
+        self, gen: PQGen[RV], interval: float, timeout: float | None
+    ) -> RV:
+        """psycopg's own wait for ``gen``, our reader unregistered first (psycopg's registers
+        the same socket, and unregisters it when done)."""
+        self._stop_reading()
+        return await super().wait(gen, interval, timeout)
 
     def _readable(self) -> None:
         """The socket has data: read the awaited reply as far as it came (the generator
