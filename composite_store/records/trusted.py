@@ -284,14 +284,6 @@ def replaced(record: R, **changes: Any) -> R:
     return clone
 
 
-@cache
-def _viewer(model: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
-    items = ", ".join(f"{src!r}: values[{attr!r}]" for attr, src in field_sources(model))
-    lines = ["def view(record):", "    values = record.__dict__", f"    return {{{items}}}"]
-    view: Callable[[BaseModel], dict[str, Any]] = _compile(model, "view", lines, {})
-    return view
-
-
 def column_view(
     model: type[BaseModel], sources: Sequence[tuple[str, str]]
 ) -> Callable[[BaseModel], dict[str, Any]]:
@@ -311,6 +303,11 @@ def column_view(
     ]
     view: Callable[[BaseModel], dict[str, Any]] = _compile(model, "column_view", lines, {})
     return view
+
+
+@cache
+def _viewer(model: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
+    return column_view(model, [(src, src) for _, src in field_sources(model)])
 
 
 def stored_view(record: BaseModel) -> dict[str, Any]:
