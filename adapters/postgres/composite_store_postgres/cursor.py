@@ -8,7 +8,9 @@ and sent as they are by ``AsyncRawCursor``; psycopg still prepares them server-s
 runs. Execute, fetch and close are one coroutine (:func:`execute_on_driver`): an operation of
 one statement (``SqlDatabase.fetch`` and ``execute``) awaits it from the event loop itself; a
 statement of a longer operation is awaited once from the operation's greenlet with
-SQLAlchemy's ``await_only`` (:func:`execute_raw`: one greenlet switch, not three).
+SQLAlchemy's ``await_only`` (:func:`execute_raw`: one greenlet switch, not three). A statement
+of its own (autocommit, no transaction open) skips the cursor too: :mod:`.wire` runs it on
+libpq with psycopg's dumpers and loaders.
 
 The engines this adapter creates connect with :class:`LeanAsyncConnection`, which waits for
 a reply more cheaply than psycopg's general wait (its reader stays registered, and reads the
@@ -33,6 +35,7 @@ from sqlalchemy.util import await_only
 
 from composite_store.records.json import parse_json
 from composite_store.sql.engine.prepared import PLAN_EACH_CALL
+from composite_store_postgres.wire import StatementRunner
 
 __all__ = [
     "INDEX_PLANS",
@@ -64,6 +67,7 @@ INDEX_PLANS = "SET enable_seqscan = off"
 #: gain nothing from JIT anyway. A URL that sets ``jit`` itself keeps its value.
 NO_JIT = "SET jit = off"
 
+_IDLE = psycopg.pq.TransactionStatus.IDLE
 _SETS_SEQSCAN = re.compile(r"\benable_seqscan\b")
 _SETS_JIT = re.compile(r"\bjit\s*=")
 
@@ -137,6 +141,7 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
 
     # The slots psycopg's classes keep do not include ours.
     _composite_cursor: psycopg.AsyncRawCursor[Any] | None = None
+    _composite_runner: StatementRunner | None = None
     #: Whether the session runs with :data:`INDEX_PLANS` (set by :func:`connect`).
     index_plans = False
     #: The socket the reader is registered for, and on which loop (None: not registered).
@@ -241,6 +246,13 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
             set_json_loads(_parse_json_bytes, cursor)
         return cursor
 
+    def statements(self) -> StatementRunner:
+        """This connection's runner of single statements in autocommit (:mod:`.wire`)."""
+        runner = self._composite_runner
+        if runner is None:
+            runner = self._composite_runner = StatementRunner(self, self.raw_cursor())
+        return runner
+
 
 async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
     """``LeanAsyncConnection.connect(*args, **kwargs)``, then :data:`INDEX_PLANS` and
@@ -275,15 +287,18 @@ async def execute_on_driver(
     ``driver``: the rows when ``fetch`` and the row count (the adapter's
     ``driver_executor``, awaited from the event loop; :func:`execute_raw` awaits it from an
     operation's greenlet)."""
-    if isinstance(driver, LeanAsyncConnection):
-        cursor, close = driver.raw_cursor(), False
-    else:
-        cursor, close = psycopg.AsyncRawCursor(driver), True
     # Where plans use the indexes whatever the tables' sizes (INDEX_PLANS) every statement may
     # stay prepared; elsewhere (a user's engine, or the URL kept sequential scans) one whose
     # plan must follow the tables (PLAN_EACH_CALL) is planned for every call.
     index_plans = getattr(driver, "index_plans", False)
     prepare = False if not index_plans and sql.startswith(PLAN_EACH_CALL) else None
+    if isinstance(driver, LeanAsyncConnection):
+        if driver.autocommit and driver.pgconn.transaction_status == _IDLE:
+            # A statement of its own, or the BEGIN of one of the library's transactions.
+            return await driver.statements().run(sql, params or (), fetch, prepare)
+        cursor, close = driver.raw_cursor(), False
+    else:
+        cursor, close = psycopg.AsyncRawCursor(driver), True
     try:
         await cursor.execute(sql, params, prepare=prepare)
         rows = await cursor.fetchall() if fetch else None

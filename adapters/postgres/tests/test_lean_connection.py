@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import psycopg
@@ -15,17 +15,6 @@ import pytest
 from composite_store_postgres import PostgresStore
 from composite_store_postgres.cursor import KEEP_RESULT_ROWS, LeanAsyncConnection
 from sqlalchemy.engine import Connection
-
-from tests.support.backends import unreachable
-from tests.support.servers import postgres
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    found = postgres.find()
-    if isinstance(found, str):
-        unreachable(postgres.BACKEND, found)
-    yield found.url
 
 
 def _driver(conn: Connection) -> object:
@@ -85,6 +74,7 @@ def _running(raw: psycopg.Connection, marker: str) -> bool:
 
 
 def test_a_large_result_is_not_kept_by_the_cursor(url: str) -> None:
+    """Inside a transaction (statements of their own go through libpq: tests/test_wire.py)."""
     from composite_store_postgres.cursor import execute_raw
 
     def read(conn: Connection, rows: int) -> bool:
@@ -96,8 +86,8 @@ def test_a_large_result_is_not_kept_by_the_cursor(url: str) -> None:
         store = PostgresStore(url)
         try:
             db = store.memory.db
-            small = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS), single=True)
-            large = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS + 1), single=True)
+            small = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS))
+            large = await db.run(lambda conn: read(conn, KEEP_RESULT_ROWS + 1))
             return small, large
         finally:
             await store.close()
