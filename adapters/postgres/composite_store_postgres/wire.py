@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from psycopg.abc import Buffer
     from psycopg.pq.abc import PGresult
 
-    from composite_store_postgres.cursor import LeanAsyncConnection
-
 __all__ = ["StatementRunner"]
 
 _TUPLES_OK = pq.ExecStatus.TUPLES_OK
@@ -62,11 +60,15 @@ def _lost_its_plan(exc: psycopg.Error) -> bool:
 
 
 class StatementRunner:
-    """Runs statements one at a time on ``conn`` (in autocommit) straight through libpq."""
+    """Runs statements one at a time on ``conn`` (in autocommit) straight through libpq;
+    ``conn`` waits for replies (the adapter's ``LeanAsyncConnection``, whose wait is cheaper
+    than psycopg's)."""
 
     __slots__ = ("_conn", "_counts", "_names", "_next", "_pgconn", "_tx")
 
-    def __init__(self, conn: LeanAsyncConnection, context: psycopg.AsyncRawCursor[Any]) -> None:
+    def __init__(
+        self, conn: psycopg.AsyncConnection[Any], context: psycopg.AsyncRawCursor[Any]
+    ) -> None:
         self._conn = conn
         self._pgconn = conn.pgconn
         # The raw cursor's adapters (JSON parsed by the library's loader): rows load exactly
