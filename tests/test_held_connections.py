@@ -119,6 +119,99 @@ def test_a_statement_on_a_dropped_connection_runs_again_on_a_new_one(
     run_on_store(_url(backend, request), test)
 
 
+@pytest.mark.parametrize("idle", [True, False], ids=["pinged-after-idle", "hot"])
+def test_a_statement_of_its_own_pings_a_connection_that_sat_idle(
+    idle: bool, request: pytest.FixtureRequest
+) -> None:
+    """The direct path takes an idle connection without awaiting only when it needs no check
+    (``HeldConnections.take``): one idle for longer than ``ping_after`` is pinged first, so
+    the drop is found before the statement, which then runs once; a hot one is found dropped
+    by the statement, which runs again."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        session = _prepared(db, SESSION_FUNCTION["postgres"])
+        [(first,)] = await db.fetch(session)
+        assert db._held is not None
+        db._held.ping_after = 0.0 if idle else 3600.0
+        await _kill(db, "postgres", first)
+        tries = 0
+        run_direct = db._run_direct
+
+        async def counted(*args: Any) -> Any:
+            nonlocal tries
+            tries += 1
+            return await run_direct(*args)
+
+        db._run_direct = counted  # type: ignore[method-assign]
+        [(second,)] = await db.fetch(session)
+        assert second != first
+        assert tries == (1 if idle else 2)
+
+    run_on_store(_url("postgres", request), test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_connection_older_than_recycle_is_replaced(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """``pool_recycle``: a connection that old goes back to SQLAlchemy's pool (which replaces
+    it) before an operation, on the direct path too."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        session = _prepared(db, SESSION_FUNCTION[backend])
+        [(first,)] = await db.fetch(session)
+        [(again,)] = await db.fetch(session)
+        await asyncio.sleep(1.2)
+        [(second,)] = await db.fetch(session)
+        assert again == first and second != first
+
+    run_on_store(_url(backend, request, pool_recycle=1), test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_idle_connections_beyond_the_pool_size_are_returned(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """After a burst, connections beyond ``pool_size`` that stayed idle for ``trim_after`` go
+    back to SQLAlchemy's pool when the next operation ends."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        held = db._held
+        assert held is not None
+        sleep = _prepared(db, SLEEP_FUNCTION[backend], 0.1)
+        await asyncio.gather(*(db.fetch(sleep) for _ in range(3)))
+        burst = len(held._idle)
+        held.trim_after = 0.0
+        await db.fetch(_prepared(db, SESSION_FUNCTION[backend]))
+        assert (burst, len(held._idle)) == (3, 1)
+
+    run_on_store(_url(backend, request, pool_size=1, max_overflow=2), test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("state", ["invalidated", "in a transaction"])
+def test_a_connection_lost_or_mid_transaction_is_not_given_back_as_is(
+    backend: str, state: str, request: pytest.FixtureRequest
+) -> None:
+    """``HeldConnections.give_back`` (the direct path's release without an await) leaves a
+    connection the driver lost, or one left in a transaction, to ``release``, which drops
+    it: neither may serve the next operation."""
+
+    async def test(store: SqlStore, db: SqlDatabase) -> None:
+        held = db._held
+        assert held is not None
+        conn = await held.acquire()
+        if state == "invalidated":
+            await conn.invalidate()
+        else:
+            await conn.begin()
+        assert not held.give_back(conn)
+        await held.release(conn, interrupted=False)
+        assert held._idle == [] and db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+    run_on_store(_url(backend, request), test)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_failed_statement_raises_our_error_and_keeps_the_connection(
     backend: str, request: pytest.FixtureRequest

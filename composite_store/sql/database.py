@@ -273,7 +273,9 @@ class SqlDatabase:
         (``driver_error``, in a greenlet: a disconnect invalidates the connection)."""
         held, execute = self._held, self._direct
         assert held is not None and execute is not None  # see fetch() and execute()
-        aconn = await held.acquire()
+        # The common case without an await of its own: an idle connection needing no check,
+        # given back as it came (a point read's whole time is a few of these steps).
+        aconn = held.take() or await held.acquire()
         interrupted = False
         try:
             conn = aconn.sync_connection
@@ -283,13 +285,17 @@ class SqlDatabase:
             if pending is not None:
                 await self._driver_call(conn, pending, "SET autocommit", ())
             bound = stmt.bind(values)
-            reply = execute(driver, stmt.sql, bound, fetch)
-            return await self._driver_call(conn, reply, stmt.sql, bound)
+            try:
+                return await execute(driver, stmt.sql, bound, fetch)
+            except Exception as exc:
+                error = await self._in_greenlet(driver_error, conn, exc, stmt.sql, bound)
+                raise error from exc
         except BaseException as exc:
             interrupted = not isinstance(exc, Exception)
             raise
         finally:
-            await held.release(aconn, interrupted=interrupted)
+            if interrupted or not held.give_back(aconn):
+                await held.release(aconn, interrupted=interrupted)
 
     async def _driver_call(
         self, conn: Connection, pending: Awaitable[T], sql: str, bound: Any

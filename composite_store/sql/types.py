@@ -169,13 +169,29 @@ class UtcTimestamp(TypeDecorator[datetime]):
         return utc_wall_clock
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            return parse_iso(value)
-        moment: datetime = value
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-        # Milliseconds, as the API promises: other writers store microseconds (Mastra's
-        # PostgreSQL trigger sets span timestamps to now(), the shadow columns default to it).
-        extra = moment.microsecond % 1000
-        return moment.replace(microsecond=moment.microsecond - extra) if extra else moment
+        return _read_utc(value)
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        # As IsoTimestamp's: the conversion itself, without TypeDecorator's wrapping calls
+        # (every row read has a timestamp or two), where the engine type converts nothing.
+        if (
+            type(self).process_result_value is not UtcTimestamp.process_result_value
+            or self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype)
+        ):
+            return super().result_processor(dialect, coltype)
+        return _read_utc
+
+
+def _read_utc(value: Any) -> datetime | None:
+    """An aware UTC datetime of millisecond precision from what a ``UtcTimestamp`` column
+    (naive UTC wall clock) or its ``TIMESTAMPTZ`` shadow gives: a datetime, or ISO text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_iso(value)
+    moment: datetime = value
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    # Milliseconds, as the API promises: other writers store microseconds (Mastra's
+    # PostgreSQL trigger sets span timestamps to now(), the shadow columns default to it).
+    extra = moment.microsecond % 1000
+    return moment.replace(microsecond=moment.microsecond - extra) if extra else moment

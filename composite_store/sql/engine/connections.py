@@ -127,6 +127,21 @@ class HeldConnections:
         self._busy[id(conn)] = _Held(conn, time.monotonic())
         return conn
 
+    def take(self) -> AsyncConnection | None:
+        """What :meth:`acquire` returns, without awaiting, when the most recently used idle
+        connection needs no check (younger than ``recycle``, idle for at most
+        ``ping_after``); else None, and :meth:`acquire` does the rest."""
+        if not self._idle:
+            return None
+        held = self._idle[-1]
+        now = time.monotonic()
+        if now - held.born > self.recycle or now - held.idle_since > self.ping_after:
+            return None
+        self._idle.pop()
+        self._out += 1
+        self._busy[id(held.conn)] = held
+        return held.conn
+
     async def _usable(self, held: _Held, now: float) -> bool:
         """Whether an idle connection may serve an operation; if not, it is let go."""
         try:
@@ -158,6 +173,24 @@ class HeldConnections:
         now = time.monotonic()
         while len(self._idle) > self.keep and now - self._idle[0].idle_since > self.trim_after:
             await asyncio.shield(self._close(self._idle.pop(0).conn))
+
+    def give_back(self, conn: AsyncConnection) -> bool:
+        """What :meth:`release` does for a connection whose operation ended normally, without
+        awaiting, when there is nothing to close: True if done; False when :meth:`release`
+        must do it (the connection is lost or left in a transaction, or an idle connection
+        beyond ``keep`` is due to be returned)."""
+        sync = conn.sync_connection
+        if sync is None or sync.invalidated or sync.in_transaction():
+            return False
+        idle = self._idle
+        if (
+            len(idle) >= self.keep
+            and idle
+            and time.monotonic() - idle[0].idle_since > self.trim_after
+        ):
+            return False
+        self._pass_on(self._busy.pop(id(conn)))
+        return True
 
     def _pass_on(self, held: _Held | None) -> None:
         """A connection (or, with None, a bare slot to connect in) leaves its operation: it
