@@ -236,7 +236,12 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         for start in range(0, len(rows), UPSERT_CHUNK):
             chunk = rows[start : start + UPSERT_CHUNK]
             n = len(chunk)
-            prepared = self.prepared(build, base, columns, keys, update, n)
+            # Several rows: derived from the one-row statement where its text allows (a new
+            # batch size then costs microseconds, not a compilation of every row's binds).
+            one = self.prepared(build, base, columns, keys, update, 1)
+            prepared = (
+                one if n == 1 else self.db.statements.rows_of(one, n)
+            ) or self.prepared(build, base, columns, keys, update, n)
             # Bound row by row (RowValues: the statement's binds are <column>__<i>).
             result.append((prepared, RowValues(chunk)))
         return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from types import CodeType
 from typing import Any, TypeVarTuple
 
 from sqlalchemy.engine import Dialect
@@ -63,8 +62,10 @@ class StatementCache:
         self._executor = executor
         self._streamer = streamer
         self._size = size
-        #: (scope, id of the builder's code, variant) -> (that code, its statement).
-        self._cache: OrderedDict[Hashable, tuple[CodeType, Prepared]] = OrderedDict()
+        #: (scope, id of the builder's code, variant) -> (that code, its statement); and
+        #: ("rows", id of a one-row statement, rows) -> (that statement, its form for so many
+        #: rows, or None where it has none).
+        self._cache: OrderedDict[Hashable, tuple[object, Prepared | None]] = OrderedDict()
         #: A one-row upsert's statement by its shape (``SqlDomain.upsert``):
         #: bounded by the tables and the column sets written to them, and dropped with the
         #: statements they were derived from.
@@ -96,13 +97,28 @@ class StatementCache:
         found = self._cache.get(key)
         if found is not None:
             self._cache.move_to_end(key)
-            return found[1]
+            return found[1]  # type: ignore[return-value]  # a builder's entry has its statement
         _check_builder(build)
         if self._dialect is None:
             engine = self._engine_dialect
             self._dialect = self._adapt(engine) if self._adapt is not None else engine
         prepared = Prepared(build(*variant), self._dialect, self._executor, self._streamer)
-        self._cache[key] = (code, prepared)
+        self._put(key, code, prepared)
+        return prepared
+
+    def rows_of(self, one_row: Prepared, rows: int) -> Prepared | None:
+        """``one_row.with_rows(rows)`` (a multi-row INSERT derived from its one-row form),
+        derived on first use; None where the statement has no such form."""
+        key = ("rows", id(one_row), rows)
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found[1]
+        derived = one_row.with_rows(rows)
+        self._put(key, one_row, derived)  # the entry keeps one_row alive: its id stays its own
+        return derived
+
+    def _put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:
+        self._cache[key] = (keep, prepared)
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)
-        return prepared
