@@ -163,6 +163,10 @@ def _plain(value: Any, depth: int) -> Any:
                 out[key] = item
             elif item is None or leaf is bool:
                 out[key] = item
+            elif leaf is int:
+                if not _INT_MIN <= item <= _INT_MAX:
+                    raise _NOT_PLAIN
+                out[key] = item
             else:
                 out[key] = _plain(item, depth + 1)
         return out
@@ -177,6 +181,10 @@ def _plain(value: Any, depth: int) -> Any:
                     raise _NOT_PLAIN
                 items.append(item)
             elif item is None or leaf is bool:
+                items.append(item)
+            elif leaf is int:
+                if not _INT_MIN <= item <= _INT_MAX:
+                    raise _NOT_PLAIN
                 items.append(item)
             else:
                 items.append(_plain(item, depth + 1))

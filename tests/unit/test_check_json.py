@@ -85,16 +85,21 @@ def test_check_json_refuses_what_json_value_refuses(value: Any) -> None:
     [
         ({"a": {"b": [1, {"c": math.nan}]}}, "NaN"),
         ({"a": [1, 2**64]}, "64 bits"),
+        ({"a": {"n": 2**63}}, "64 bits"),
+        ({"a": [-(2**63) - 1]}, "64 bits"),
         ({"a": {1: "x"}}, "object key 1"),
         ({"a": ["ok", "x\ud800"]}, "lone surrogate"),
         ({"a": {"k\udc00": 1}}, "lone surrogate"),
-        ({"a": [b"bytes"]}, "bytes is not JSON data"),
+        ({"a": [b"bytes"]}, "bytes.* is not JSON data"),
         (_nested(MAX_JSON_DEPTH + 1), "nests deeper"),
     ],
 )
-def test_a_refused_member_deep_in_plain_containers_is_named(value: Any, reason: str) -> None:
+@pytest.mark.parametrize("check", [check_json, json_value], ids=["check_json", "json_value"])
+def test_a_refused_member_deep_in_plain_containers_is_named(
+    value: Any, reason: str, check: Any
+) -> None:
     with pytest.raises(ValueError, match=reason):
-        check_json(value)
+        check(value)
 
 
 def test_message_text_keeps_nul_and_str_subclass_keys_pass() -> None:
