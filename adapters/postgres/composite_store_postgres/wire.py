@@ -10,7 +10,7 @@ on one core, 55 -> 43 us on two: docs/benchmarks.md, "Session 2026-12-05").
 :class:`StatementRunner` does the libpq part with psycopg's own pieces (its ``Transformer``
 dumps and loads exactly as a cursor of the connection does, its C ``execute`` generator
 sends and reads, the connection's wait reads the reply) and keeps its own prepared
-statements, as psycopg would: prepared from their ``prepare_threshold``-th run (the
+statements, as psycopg would: prepared once ``prepare_threshold`` runs preceded (the
 connection's setting: None never prepares, for poolers that cannot keep them), at most
 ``prepared_max`` of them, the least recently used deallocated.
 
@@ -90,8 +90,8 @@ class StatementRunner:
     ) -> tuple[list[Any] | None, int]:
         """Run ``sql`` (``$n`` placeholders) with ``params``: the rows (tuples) when
         ``fetch``, and the row count. ``prepare=False`` never prepares it (its plan must
-        follow the tables); None prepares it from the connection's ``prepare_threshold``-th
-        run."""
+        follow the tables); None prepares it once the connection's ``prepare_threshold``
+        runs of it preceded, as psycopg does."""
         pgconn = self._pgconn
         if pgconn.status != _CONNECTION_OK:
             raise psycopg.OperationalError("the connection is closed")
@@ -137,8 +137,8 @@ class StatementRunner:
         threshold = self._conn.prepare_threshold
         if threshold is None:
             return False
-        runs = self._counts.pop(key, 0)
-        if runs + 1 >= threshold:
+        runs = self._counts.pop(key, 0)  # the runs before this one
+        if runs >= threshold:  # as psycopg: the default 5 prepares on the sixth run
             return True
         self._counts[key] = runs + 1
         limit = self._conn.prepared_max or 100

@@ -81,10 +81,11 @@ _CASES: list[tuple[str, list[Any], bool]] = [
 ]
 
 
-@pytest.mark.parametrize("threshold", [None, 1, 3])
+@pytest.mark.parametrize("threshold", [None, 0, 2])
 def test_rows_and_counts_are_the_cursors(plain_url: str, threshold: int | None) -> None:
-    """Every statement, run unprepared (threshold None), prepared from its first run, and
-    across its preparation (third run), gives the rows and the count psycopg's cursor gives."""
+    """Every statement, run unprepared (threshold None), prepared from its first run (0), and
+    across its preparation (third run, with 2), gives the rows and the count psycopg's cursor
+    gives."""
 
     async def body(conn: LeanAsyncConnection, table: str) -> None:
         conn.prepare_threshold = threshold
@@ -99,23 +100,24 @@ def test_rows_and_counts_are_the_cursors(plain_url: str, threshold: int | None) 
     _run(plain_url, body)
 
 
-def test_a_statement_is_prepared_from_the_thresholdth_run(plain_url: str) -> None:
-    """As psycopg prepares its own: not before the connection's ``prepare_threshold``-th run,
-    from then on under one name; never with ``prepare=False`` (PLAN_EACH_CALL statements)."""
+def test_a_statement_is_prepared_after_threshold_runs(plain_url: str) -> None:
+    """As psycopg prepares its own: once ``prepare_threshold`` runs preceded (the fourth run
+    with 3), from then on under one name; never with ``prepare=False`` (PLAN_EACH_CALL
+    statements)."""
 
     async def body(conn: LeanAsyncConnection, table: str) -> list[list[str]]:
         conn.prepare_threshold = 3
         runner = conn.statements()
         seen = []
-        for _ in range(4):
+        for _ in range(5):
             await runner.run(f"SELECT name FROM {table} WHERE id = $1", [1], True, None)
             await runner.run(f"SELECT doc FROM {table} WHERE id = $1", [1], True, False)
             seen.append(await _ours(conn))
         return seen
 
     seen = _run(plain_url, body)
-    assert seen[0] == seen[1] == []
-    assert len(seen[2]) == 1 and seen[3] == seen[2]
+    assert seen[0] == seen[1] == seen[2] == []
+    assert len(seen[3]) == 1 and seen[4] == seen[3]
 
 
 def test_at_most_prepared_max_statements_stay_prepared(plain_url: str) -> None:
@@ -123,7 +125,7 @@ def test_at_most_prepared_max_statements_stay_prepared(plain_url: str) -> None:
     and runs (correctly) unprepared until it is prepared again."""
 
     async def body(conn: LeanAsyncConnection, table: str) -> tuple[list[str], int]:
-        conn.prepare_threshold, conn.prepared_max = 1, 2
+        conn.prepare_threshold, conn.prepared_max = 0, 2
         runner = conn.statements()
         # 0 and 1 prepared; 0 used again; 2 evicts the least recently used: 1, not 0.
         for i in (0, 1, 0, 2):
@@ -148,7 +150,7 @@ def test_a_statement_whose_prepared_form_is_gone_runs_again(plain_url: str) -> N
     name unknown, ran nothing, and runs once more unprepared, then prepares again."""
 
     async def body(conn: LeanAsyncConnection, table: str) -> list[Any]:
-        conn.prepare_threshold = 1
+        conn.prepare_threshold = 0
         runner = conn.statements()
         sql = f"SELECT name FROM {table} WHERE id = $1"
         results = [(await runner.run(sql, [1], True, None))[0]]
@@ -168,7 +170,7 @@ def test_a_statement_whose_plan_ddl_changed_runs_again(plain_url: str) -> None:
     with the new column."""
 
     async def body(conn: LeanAsyncConnection, table: str) -> list[Any]:
-        conn.prepare_threshold = 1
+        conn.prepare_threshold = 0
         runner = conn.statements()
         sql = f"SELECT * FROM {table} WHERE id = $1"
         seen: list[Any] = [(await runner.run(sql, [2], True, None))[0]]
