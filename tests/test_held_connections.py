@@ -55,6 +55,20 @@ def _url(backend: str, request: pytest.FixtureRequest, **options: Any) -> str:
     return url
 
 
+def _count_calls(db: SqlDatabase, method: str) -> list[int]:
+    """Count the calls of ``db``'s coroutine method ``method`` from now on, into the one-item
+    list returned."""
+    calls = [0]
+    wrapped = getattr(db, method)
+
+    async def counted(*args: Any) -> Any:
+        calls[0] += 1
+        return await wrapped(*args)
+
+    setattr(db, method, counted)
+    return calls
+
+
 async def _kill(db: SqlDatabase, backend: str, session: int) -> None:
     """End ``session`` from a connection of its own (outside the held ones)."""
     async with db.engine.connect() as other:  # type: ignore[union-attr]
@@ -134,18 +148,10 @@ def test_a_statement_of_its_own_pings_a_connection_that_sat_idle(
         assert db._held is not None
         db._held.ping_after = 0.0 if idle else 3600.0
         await _kill(db, "postgres", first)
-        tries = 0
-        run_direct = db._run_direct
-
-        async def counted(*args: Any) -> Any:
-            nonlocal tries
-            tries += 1
-            return await run_direct(*args)
-
-        db._run_direct = counted  # type: ignore[method-assign]
+        tries = _count_calls(db, "_run_direct")
         [(second,)] = await db.fetch(session)
         assert second != first
-        assert tries == (1 if idle else 2)
+        assert tries == [1 if idle else 2]
 
     run_on_store(_url("postgres", request), test)
 
@@ -271,17 +277,9 @@ def test_one_statement_operations_await_the_driver_directly_on_postgres(
     was a fifth of a point read's time (docs/benchmarks.md)."""
 
     async def test(store: SqlStore, db: SqlDatabase) -> None:
-        greenlet_runs = 0
-        in_greenlet = db._in_greenlet
-
-        async def counted(*args: Any) -> Any:
-            nonlocal greenlet_runs
-            greenlet_runs += 1
-            return await in_greenlet(*args)
-
         memory, workflows = store.memory, store.workflows
         await memory.dangerously_clear_all()
-        db._in_greenlet = counted  # type: ignore[method-assign]
+        greenlet_runs = _count_calls(db, "_in_greenlet")
         await memory.save_thread(thread=Thread(id="t1", resource_id="r1", title="t"))
         await memory.save_messages(
             messages=[{"id": "m1", "thread_id": "t1", "role": "user", "content": "hi"}]
@@ -311,7 +309,7 @@ def test_one_statement_operations_await_the_driver_directly_on_postgres(
         )
         trace = await observability.get_trace(trace_id="tr1")
         assert trace is not None and len(trace.spans) == 3
-        assert greenlet_runs == 0
+        assert greenlet_runs == [0]
 
     run_on_store(_url("postgres", request), test)
 
