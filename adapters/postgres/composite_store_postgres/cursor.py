@@ -22,6 +22,7 @@ connection of a user's own engine is a plain ``AsyncConnection`` and runs as bef
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Generator, Iterator
 from typing import Any, TypeVar
@@ -144,8 +145,9 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
     _composite_runner: StatementRunner | None = None
     #: Whether the session runs with :data:`INDEX_PLANS` (set by :func:`connect`).
     index_plans = False
-    #: The socket the reader is registered for, and on which loop (None: not registered).
-    _reading: tuple[int, asyncio.AbstractEventLoop] | None = None
+    #: The reader's registration (None: not registered): the duplicate of the socket it
+    #: watches, the loop, and libpq's socket it duplicates.
+    _reading: tuple[int, asyncio.AbstractEventLoop, int] | None = None
     #: The reply being read: its generator and the future its outcome resolves.
     _reply_gen: Generator[Any, Any, Any] | None = None
     _reply: asyncio.Future[Any] | None = None
@@ -168,10 +170,20 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
             return await self._psycopg_wait(rest, interval, timeout)
         loop = asyncio.get_running_loop()
         fileno = self.pgconn.socket
-        if self._reading != (fileno, loop):
+        reading = self._reading
+        if reading is None or reading[2] != fileno or reading[1] is not loop:
             self._stop_reading()
-            loop.add_reader(fileno, self._readable)
-            self._reading = (fileno, loop)
+            # A duplicate of libpq's socket: libpq closes its own when it finds the connection
+            # lost, and a socket number asyncio keeps registered after its close would be
+            # given to the next connection, whose registration would then fail ("No such
+            # file or directory"). The duplicate stays open until the reader goes.
+            watched = os.dup(fileno)
+            try:
+                loop.add_reader(watched, self._readable)
+            except BaseException:
+                os.close(watched)
+                raise
+            self._reading = (watched, loop, fileno)
         reply = self._reply = loop.create_future()
         self._reply_gen = gen
         try:
@@ -226,9 +238,12 @@ class LeanAsyncConnection(psycopg.AsyncConnection[Any]):
     def _stop_reading(self) -> None:
         reading, self._reading = self._reading, None
         if reading is not None:
-            fileno, loop = reading
-            if not loop.is_closed():
-                loop.remove_reader(fileno)
+            watched, loop, _ = reading
+            try:
+                if not loop.is_closed():
+                    loop.remove_reader(watched)
+            finally:
+                os.close(watched)
 
     async def close(self) -> None:
         # docstring inherited

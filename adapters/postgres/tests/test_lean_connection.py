@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -306,14 +308,39 @@ def test_the_reader_is_registered_once_for_consecutive_statements(url: str) -> N
         for i in range(20):
             await cursor.execute("SELECT $1::int", [i])
             values.append((await cursor.fetchall())[0][0])
-        fd = conn.pgconn.socket
+        assert conn._reading is not None
+        watched = conn._reading[0]
         await conn.close()
-        return added, sum(values), loop.remove_reader(fd)
+        return added, sum(values), loop.remove_reader(watched)
 
     added, total, still_registered = asyncio.run(main())
     assert total == sum(range(20))
     assert added == 1
     assert not still_registered
+
+
+def test_a_socket_libpq_closes_leaves_no_registration_behind(url: str) -> None:
+    """libpq closes its socket when it finds the connection lost, before anyone unregisters
+    a reader; the next socket opened gets the same number. The reader watches a duplicate of
+    libpq's socket, so that number is free for the next connection's own registration (with
+    the socket itself registered: FileNotFoundError from epoll, seen under
+    pg_terminate_backend in tests/reliability)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        conn = await LeanAsyncConnection.connect(_plain_url(url), autocommit=True)
+        await conn.execute("SELECT 1")  # the reader is registered
+        fd = conn.pgconn.socket
+        other = socket.socket()
+        try:
+            os.dup2(other.fileno(), fd)  # libpq's socket closed, its number given to another
+            loop.add_writer(fd, lambda: None)
+            loop.remove_writer(fd)
+        finally:
+            other.close()
+            await conn.close()  # libpq closes the number it holds: the replacement
+
+    asyncio.run(asyncio.wait_for(main(), 20))
 
 
 def test_an_idle_connection_the_server_ends_is_unregistered_and_fails_cleanly(url: str) -> None:
