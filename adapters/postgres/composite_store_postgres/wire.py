@@ -26,6 +26,7 @@ checks to call it a disconnect.
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -141,10 +142,14 @@ class StatementRunner:
         if runs >= threshold:  # as psycopg: the default 5 prepares on the sixth run
             return True
         self._counts[key] = runs + 1
-        limit = self._conn.prepared_max or 100
-        while len(self._counts) > limit:
+        while len(self._counts) > self._limit():
             self._counts.popitem(last=False)
         return False
+
+    def _limit(self) -> int:
+        """The connection's ``prepared_max``, as psycopg reads it: None is no bound."""
+        limit = self._conn.prepared_max
+        return sys.maxsize if limit is None else limit
 
     async def _prepare_and_run(
         self, key: _Key, values: Sequence[Buffer | None], formats: Sequence[pq.Format] | None
@@ -157,11 +162,9 @@ class StatementRunner:
         self._names[key] = name
         pgconn.send_query_prepared(name, values, param_formats=formats)
         result = await self._result()
-        limit = self._conn.prepared_max or 100
-        while len(self._names) > limit:
+        while len(self._names) > self._limit():
             _, evicted = self._names.popitem(last=False)
-            pgconn.send_query(b"DEALLOCATE " + evicted)
-            await self._result()
+            await self._deallocate(evicted)
         return result
 
     async def _forget(self, key: _Key, name: bytes, exc: psycopg.Error) -> None:
@@ -174,6 +177,9 @@ class StatementRunner:
             self._counts.clear()
             return
         del self._names[key]
+        await self._deallocate(name)
+
+    async def _deallocate(self, name: bytes) -> None:
         self._pgconn.send_query(b"DEALLOCATE " + name)
         await self._result()
 

@@ -144,6 +144,25 @@ def test_at_most_prepared_max_statements_stay_prepared(plain_url: str) -> None:
     assert [s.split(" + ")[0] for s in on_server] == ["SELECT 0", "SELECT 2"]
 
 
+@pytest.mark.parametrize(("prepared_max", "kept"), [(0, 0), (None, 3)])
+def test_prepared_max_is_read_as_psycopg_reads_it(
+    plain_url: str, prepared_max: int | None, kept: int
+) -> None:
+    """``prepared_max=0`` keeps no statement prepared (each is deallocated at once, and still
+    runs); None keeps them all."""
+
+    async def body(conn: LeanAsyncConnection, table: str) -> int:
+        conn.prepare_threshold, conn.prepared_max = 0, prepared_max
+        runner = conn.statements()
+        for i in range(3):
+            sql = f"SELECT {i} + id FROM {table} WHERE id = $1"
+            assert (await runner.run(sql, [1], True, None))[0] == [(i + 1,)]
+        assert runner.prepared == kept
+        return len(await _ours(conn))
+
+    assert _run(plain_url, body) == kept
+
+
 def test_a_statement_whose_prepared_form_is_gone_runs_again(plain_url: str) -> None:
     """``DEALLOCATE ALL`` (what psycopg sends after a rollback when it prepared statements of
     its own) or ``DISCARD ALL`` removes the runner's statements too: the next run finds its
