@@ -285,11 +285,8 @@ class SqlDatabase:
             if pending is not None:
                 await self._driver_call(conn, pending, "SET autocommit", ())
             bound = stmt.bind(values)
-            try:
-                return await execute(driver, stmt.sql, bound, fetch)
-            except Exception as exc:
-                error = await self._in_greenlet(driver_error, conn, exc, stmt.sql, bound)
-                raise error from exc
+            reply = execute(driver, stmt.sql, bound, fetch)
+            return await self._driver_call(conn, reply, stmt.sql, bound)
         except BaseException as exc:
             interrupted = not isinstance(exc, Exception)
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,36 +112,46 @@ class IntegerBoolean(TypeDecorator[bool]):
         return None if value is None else bool(value)
 
 
-class IsoTimestamp(TypeDecorator[datetime]):
+class _Timestamp(TypeDecorator[datetime]):
+    """A timestamp type whose two conversions are plain functions (``write``, ``read``): the
+    engine gets them as they are, without TypeDecorator's wrapping calls per value (every
+    row written or read has a timestamp or two). An engine type with a conversion of its own,
+    or a subclass that converts otherwise (its own ``process_*``), keeps the chained form."""
+
+    cache_ok = True
+    write: Callable[[Any], Any]
+    read: Callable[[Any], datetime | None]
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return self.write(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        return self.read(value)
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if (
+            type(self).process_bind_param is not _Timestamp.process_bind_param
+            or self.impl_instance.dialect_impl(dialect).bind_processor(dialect)
+        ):
+            return super().bind_processor(dialect)
+        return self.write
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        if (
+            type(self).process_result_value is not _Timestamp.process_result_value
+            or self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype)
+        ):
+            return super().result_processor(dialect, coltype)
+        return self.read
+
+
+class IsoTimestamp(_Timestamp):
     """A timestamp as TEXT ``YYYY-MM-DDTHH:MM:SS.sssZ`` (SQLite, libSQL)."""
 
     impl = sa.Text
     cache_ok = True
-
-    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
-        return _write_iso(value)
-
-    def bind_processor(self, dialect: Dialect) -> Any:
-        # As result_processor: the conversion itself, without TypeDecorator's wrapping calls
-        # per value (every written message, span, run has a timestamp or two). A subclass
-        # that converts otherwise (its own process_bind_param) keeps the wrapped form.
-        if (
-            type(self).process_bind_param is not IsoTimestamp.process_bind_param
-            or self.impl_instance.dialect_impl(dialect).bind_processor(dialect)
-        ):
-            return super().bind_processor(dialect)
-        return _write_iso
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        return _read_iso(value)
-
-    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
-        # The conversion itself, without TypeDecorator's two wrapping calls per value: every
-        # row of a read has one or two timestamps. (An engine type with its own conversion
-        # keeps the chained form.)
-        if self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype):
-            return super().result_processor(dialect, coltype)
-        return _read_iso
+    write = staticmethod(_write_iso)
+    read = staticmethod(_read_iso)
 
 
 def utc_wall_clock(value: Any) -> datetime | None:
@@ -150,36 +161,6 @@ def utc_wall_clock(value: Any) -> datetime | None:
         return None
     moment: datetime = parse_iso(value) if isinstance(value, str) else value
     return moment.astimezone(UTC).replace(tzinfo=None)
-
-
-class UtcTimestamp(TypeDecorator[datetime]):
-    """A naive ``TIMESTAMP`` holding the UTC wall clock (PostgreSQL, MySQL, Oracle)."""
-
-    impl = sa.DateTime
-    cache_ok = True
-
-    def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
-        return utc_wall_clock(value)
-
-    def bind_processor(self, dialect: Dialect) -> Any:
-        # The conversion itself, without TypeDecorator's wrapping calls (bulk imports), where
-        # the engine type adds no conversion of its own.
-        if self.impl_instance.dialect_impl(dialect).bind_processor(dialect):
-            return super().bind_processor(dialect)
-        return utc_wall_clock
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        return _read_utc(value)
-
-    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
-        # As IsoTimestamp's: the conversion itself, without TypeDecorator's wrapping calls
-        # (every row read has a timestamp or two), where the engine type converts nothing.
-        if (
-            type(self).process_result_value is not UtcTimestamp.process_result_value
-            or self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype)
-        ):
-            return super().result_processor(dialect, coltype)
-        return _read_utc
 
 
 def _read_utc(value: Any) -> datetime | None:
@@ -195,3 +176,12 @@ def _read_utc(value: Any) -> datetime | None:
     # PostgreSQL trigger sets span timestamps to now(), the shadow columns default to it).
     extra = moment.microsecond % 1000
     return moment.replace(microsecond=moment.microsecond - extra) if extra else moment
+
+
+class UtcTimestamp(_Timestamp):
+    """A naive ``TIMESTAMP`` holding the UTC wall clock (PostgreSQL, MySQL, Oracle)."""
+
+    impl = sa.DateTime
+    cache_ok = True
+    write = staticmethod(utc_wall_clock)
+    read = staticmethod(_read_utc)

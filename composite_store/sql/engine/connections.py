@@ -171,7 +171,7 @@ class HeldConnections:
             return
         self._pass_on(held)
         now = time.monotonic()
-        while len(self._idle) > self.keep and now - self._idle[0].idle_since > self.trim_after:
+        while self._trim_due(len(self._idle), now):
             await asyncio.shield(self._close(self._idle.pop(0).conn))
 
     def give_back(self, conn: AsyncConnection) -> bool:
@@ -182,15 +182,16 @@ class HeldConnections:
         sync = conn.sync_connection
         if sync is None or sync.invalidated or sync.in_transaction():
             return False
-        idle = self._idle
-        if (
-            len(idle) >= self.keep
-            and idle
-            and time.monotonic() - idle[0].idle_since > self.trim_after
-        ):
+        if self._trim_due(len(self._idle) + 1, time.monotonic()):
             return False
         self._pass_on(self._busy.pop(id(conn)))
         return True
+
+    def _trim_due(self, idle: int, now: float) -> bool:
+        """Whether, with ``idle`` connections idle, the oldest idle one is beyond ``keep`` and
+        has been idle for ``trim_after``: it goes back to SQLAlchemy's pool."""
+        oldest = self._idle[0] if self._idle else None
+        return idle > self.keep and oldest is not None and now - oldest.idle_since > self.trim_after
 
     def _pass_on(self, held: _Held | None) -> None:
         """A connection (or, with None, a bare slot to connect in) leaves its operation: it

@@ -171,8 +171,9 @@ def _row_layout(names: Sequence[str]) -> tuple[Callable[[Any], Any], int] | None
 _ROW_PLACEHOLDERS = {
     "qmark": re.compile(r"\?"),
     "format": re.compile(r"%s"),
-    "numeric_dollar": re.compile(r"\$\d+"),
+    "numeric_dollar": re.compile(r"\$(\d+)"),
 }
+_NUMBERED = _ROW_PLACEHOLDERS["numeric_dollar"]
 
 
 def _closing(text: str) -> int | None:
@@ -190,7 +191,7 @@ def _closing(text: str) -> int | None:
 
 def _renumbered(row: str, offset: int) -> str:
     """A row of ``$n`` placeholders with every number moved up by ``offset``."""
-    return re.sub(r"\$(\d+)", lambda m: f"${int(m[1]) + offset}", row)
+    return _NUMBERED.sub(lambda m: f"${int(m[1]) + offset}", row)
 
 
 def _row_name(name: str, row: int) -> str:
@@ -251,17 +252,7 @@ class Prepared:
             by_sql_name = {b[0]: b for b in self._binds}
             self._binds = [by_sql_name[escaped.get(n, n)] for n in order]
         self._positional = order is not None
-        #: What :meth:`bind` reads: the caller's name of every placeholder in order, and
-        #: (position, processor) of the placeholders whose type converts the value (a batch
-        #: of 10 spans binds 420 values, of which 140 convert).
-        self._bind_names: tuple[str, ...] = tuple(name for _, name, _ in self._binds)
-        self._sql_names: tuple[str, ...] = tuple(sql_name for sql_name, _, _ in self._binds)
-        self._bind_processors: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
-            (i, process) for i, (_, _, process) in enumerate(self._binds) if process is not None
-        )
-        #: For a statement whose binds are rows (:class:`RowValues`): how to take a row's
-        #: values in the order they are sent, and how many rows it binds.
-        self._row_layout = None if self._fixed else _row_layout(self._bind_names)
+        self._derive_from_binds()
         if (
             getattr(compiled, "literal_execute_params", None)
             or getattr(compiled, "post_compile_params", None)
@@ -294,6 +285,20 @@ class Prepared:
                 process = described["type"].result_processor(dialect, None)
                 if process is not None:
                     self._processed.append((key, process))
+
+    def _derive_from_binds(self) -> None:
+        """What :meth:`bind` reads, from :attr:`_binds` and :attr:`_fixed`."""
+        #: The caller's name of every placeholder in order, and (position, processor) of the
+        #: placeholders whose type converts the value (a batch of 10 spans binds 420 values,
+        #: of which 140 convert).
+        self._bind_names: tuple[str, ...] = tuple(name for _, name, _ in self._binds)
+        self._sql_names: tuple[str, ...] = tuple(sql_name for sql_name, _, _ in self._binds)
+        self._bind_processors: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
+            (i, process) for i, (_, _, process) in enumerate(self._binds) if process is not None
+        )
+        #: For a statement whose binds are rows (:class:`RowValues`): how to take a row's
+        #: values in the order they are sent, and how many rows it binds.
+        self._row_layout = None if self._fixed else _row_layout(self._bind_names)
 
     def with_rows(self, n: int) -> Prepared | None:
         """This one-row ``INSERT .. VALUES (..) ..`` (binds ``<column>__0``) for ``n`` rows:
@@ -329,7 +334,7 @@ class Prepared:
         if len(placeholder.findall(row)) != width or placeholder.search(head + tail):
             return None
         if style == "numeric_dollar":
-            numbers = [int(m) for m in re.findall(r"\$(\d+)", row)]
+            numbers = [int(m) for m in _NUMBERED.findall(row)]
             if numbers != list(range(1, width + 1)):
                 return None
             rows = [_renumbered(row, i * width) for i in range(n)]
@@ -348,12 +353,7 @@ class Prepared:
         ]
         derived._fixed = {}
         derived._positional = True
-        derived._bind_names = tuple(name for _, name, _ in derived._binds)
-        derived._sql_names = tuple(sql_name for sql_name, _, _ in derived._binds)
-        derived._bind_processors = tuple(
-            (i, process) for i, (_, _, process) in enumerate(derived._binds) if process
-        )
-        derived._row_layout = _row_layout(derived._bind_names)
+        derived._derive_from_binds()
         derived._keys, derived._processed, derived._readers = [], [], {}
         return derived
 
