@@ -117,16 +117,8 @@ def test_derived_rows_bind_each_rows_values(name: str, ours: SqlDialect, dialect
     """Binding rows through the derived statement gives the values, converted, in the order
     the compiled statement sends them."""
     _, tables = render_tables(ours, "mastra_", None)
-    table = tables["threads"]
-    columns = [c.name for c in table.columns]
-
-    def build(n: int) -> Any:
-        rows = [
-            {c.name: sa.bindparam(f"{c.name}__{i}", type_=c.type) for c in table.columns}
-            for i in range(n)
-        ]
-        return ours.upsert(table, rows, ["id"], [c for c in columns if c != "id"])
-
+    columns = [c.name for c in tables["threads"].columns]
+    build = dict(_upserts(ours, "mastra_", None))["threads"]
     rows = [
         {c: (None if c == "metadata" else f"{c}-{i}") for c in columns if "At" not in c}
         for i in range(3)
