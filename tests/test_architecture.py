@@ -60,7 +60,7 @@ CORE_UNITS = set(ALLOWED) - {"conformance", "adapter"}
 #: Third-party packages the core may import at run time (its dependencies, and the ``cli``
 #: extra's progress bars); anything else, a driver above all, only under TYPE_CHECKING.
 #: (greenlet is SQLAlchemy's: its asyncio bridge runs on it.)
-CORE_THIRD_PARTY = {"pydantic", "pydantic_core", "sqlalchemy", "greenlet", "jsonschema"}
+CORE_THIRD_PARTY = {"pydantic", "pydantic_core", "sqlalchemy", "greenlet", "jsonschema", "orjson"}
 CLI_THIRD_PARTY = {"rich"}
 #: What each bridge of ``composite_store.integrations`` bridges from (its extra installs it).
 INTEGRATIONS_THIRD_PARTY = {"opentelemetry"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +11,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 from composite_store.records.base import iso_ms
-from composite_store.records.json import compact_json
+from composite_store.records.json import checked_json, parse_json
 from composite_store.sql import jsonb
 
 __all__ = [
@@ -27,8 +26,9 @@ __all__ = [
 ]
 
 
-#: Compact JSON: no spaces, non-ASCII as UTF-8, NaN refused (Mastra's JSON.stringify).
-dumps = compact_json
+#: Compact JSON (no spaces, non-ASCII as UTF-8), as Mastra's JSON.stringify writes it, of the
+#: values records hold: checked when the record was built (``checked_json``).
+dumps = checked_json
 
 
 def loads_json(value: Any) -> Any:
@@ -42,14 +42,14 @@ def loads_json(value: Any) -> Any:
         except jsonb.JsonbError:
             value = blob.decode("utf-8")  # JSON text stored as a BLOB
     if isinstance(value, str):
-        value = json.loads(value)
+        value = parse_json(value)
     return _json_in_string(value)
 
 
 def _json_in_string(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return parse_json(value)
         except ValueError:
             return value
     return value

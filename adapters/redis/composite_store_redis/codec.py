@@ -9,7 +9,6 @@ Sorted-set scores of timestamps are integer milliseconds since the epoch, exact 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -17,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from composite_store.records.base import iso_ms
-from composite_store.records.json import compact_json
+from composite_store.records.json import checked_json, parse_json
 from composite_store.records.trusted import row_reader
 from composite_store.schema import ColumnType, TableSpec
 from composite_store.types import DateRange
@@ -61,8 +60,9 @@ HOLDS: dict[str, frozenset[ColumnType]] = {
 }
 
 
-#: Compact JSON (no spaces, non-ASCII as UTF-8, no NaN), as Mastra writes it.
-dump_json = compact_json
+#: Compact JSON (no spaces, non-ASCII as UTF-8), as Mastra writes it, of the values records
+#: hold: checked when the record was built (``checked_json``).
+dump_json = checked_json
 
 
 #: ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, as the relational stores spell it.
@@ -127,7 +127,7 @@ _ENCODERS: dict[ColumnType, Callable[[Any], str]] = {
 #: How a field string becomes the Python value of each documented type (text: itself).
 _DECODERS: dict[ColumnType, Callable[[str], Any] | None] = {
     ColumnType.TEXT: None,
-    ColumnType.JSON: json.loads,
+    ColumnType.JSON: parse_json,
     ColumnType.TIMESTAMP: datetime.fromisoformat,
     ColumnType.BOOLEAN: lambda raw: raw == "true",
     ColumnType.FLOAT: float,
