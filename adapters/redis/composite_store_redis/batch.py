@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import orjson
 from redis.crc import key_slot
 
 from composite_store.errors import ValidationError
@@ -29,18 +30,33 @@ BATCH_CHUNK = 1000
 
 @dataclass
 class Step:
-    """One script call: the keys it declares and its flattened arguments."""
+    """One script call: the keys it declares, its guards and its commands."""
 
     keys: list[str] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
+    commands: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def guarded(self) -> bool:
         return bool(self.guards)
 
-    def argv(self) -> list[str]:
-        return [str(len(self.guards) // 4), *self.guards, *self.commands]
+    def argv(self) -> list[str | bytes]:
+        """The script's arguments: the guard count, the guards (four each), and the commands
+        as one JSON array of arrays, which the script decodes with ``cjson``.
+
+        One argument rather than one per command word: redis-py packs every argument in
+        Python (an encode, a length and a join each), and a trace of 10 spans has about 550
+        (W6 write: 1.52 -> 1.20 ms a trace). Raises ``UnicodeEncodeError`` for text that is
+        not UTF-8.
+        """
+        try:
+            commands = orjson.dumps(self.commands)
+        except orjson.JSONEncodeError:
+            for args in self.commands:
+                for arg in args:
+                    arg.encode("utf-8")  # the UnicodeEncodeError of the lone surrogate
+            raise
+        return [str(len(self.guards) // 4), *self.guards, commands]
 
 
 class Batch:
@@ -162,10 +178,8 @@ def _step(guards: Iterable[_Guard], commands: Iterable[tuple[str, ...]]) -> Step
     for key, guard in guards:
         keys[key] = None
         step.guards.extend(guard)
-    flat = step.commands
     for args in commands:
         keys[args[1]] = None
-        flat.append(str(len(args)))
-        flat.extend(args)
+        step.commands.append(args)
     step.keys = list(keys)
     return step

@@ -278,22 +278,24 @@ class RedisConnection:
     async def apply(self, batch: Batch) -> bool:
         """Run a batch; False when a guard failed (nothing of that step was written)."""
         steps = batch.steps(cluster=self.cluster)
-        if len(steps) > 1:
-            # Steps run one after the other: refuse what Redis cannot store before the first.
-            for step in steps:
-                for arg in (*step.keys, *step.guards, *step.commands):
-                    try:
+        # Every step's arguments before the first runs (steps run one after the other):
+        # what Redis cannot store is refused before anything is written.
+        try:
+            argvs = [step.argv() for step in steps]
+            if len(steps) > 1:
+                for step in steps:
+                    for arg in (*step.keys, *step.guards):
                         arg.encode("utf-8")
-                    except UnicodeEncodeError as exc:
-                        raise _not_utf8(exc) from exc
-        for step in steps:
+        except UnicodeEncodeError as exc:
+            raise _not_utf8(exc) from exc
+        for step, argv in zip(steps, argvs, strict=True):
             if not step.guarded:
                 break
-            if await self.script("APPLY", step.keys, step.argv()) != 0:
+            if await self.script("APPLY", step.keys, argv) != 0:
                 return False
-        rest = [s for s in steps if not s.guarded]
+        rest = [(s, argv) for s, argv in zip(steps, argvs, strict=True) if not s.guarded]
         if rest:
-            await asyncio.gather(*(self.script("APPLY", s.keys, s.argv()) for s in rest))
+            await asyncio.gather(*(self.script("APPLY", s.keys, argv) for s, argv in rest))
         return True
 
     async def page(

@@ -37,7 +37,8 @@ end
 """
 
 #: Check every guard, then run every command; nothing runs when a guard fails.
-#: ARGV: guard count, then (op, key, field, value) per guard, then (argc, args...) per command.
+#: ARGV: guard count, then (op, key, field, value) per guard, then the commands as one JSON array
+#: of arrays of strings (``Step.argv``).
 #: Guards: h/hn field equals/absent, g/gn string equals/absent, s sha1 of a field (or '' when
 #: absent), x/xn key exists/absent. Returns 0, or the 1-based number of the failed guard.
 APPLY = """
@@ -59,10 +60,9 @@ for g = 1, n do
   else return redis.error_reply('unknown guard ' .. op) end
   if not ok then return g end
 end
-while i <= #ARGV do
-  local argc = tonumber(ARGV[i])
-  redis.call(unpack(ARGV, i + 1, i + argc))
-  i = i + argc + 1
+local commands = cjson.decode(ARGV[i])
+for c = 1, #commands do
+  redis.call(unpack(commands[c]))
 end
 return 0
 """

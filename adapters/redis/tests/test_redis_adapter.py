@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from composite_store_redis import RedisStore
+from composite_store_redis.batch import Batch
 from composite_store_redis.connection import RedisConnection
 from composite_store_redis.keys import Keys, escape, pack, unpack
 from composite_store_redis.memory import BY_THREAD, BY_THREAD_RESOURCE, RedisMemory
@@ -444,3 +445,35 @@ def test_metadata_filters_are_off_on_threads_an_older_release_wrote() -> None:
             assert store.memory.capabilities.metadata_filters is True
 
     asyncio.run(main())
+
+
+#: Text the write script's JSON argument must carry byte for byte: JSON's escapes (quote,
+#: backslash, controls, NUL), non-ASCII of every UTF-8 length, and what looks like JSON.
+AWKWARD_TEXT = ['"q"\\', "\x00\x01\n\t\x7f", "é€😀\u2028", '{"a":[1]}', "", "1e5", "null"]
+
+
+@pytest.mark.parametrize("cluster", [False, True], ids=["standalone", "cluster"])
+def test_a_batch_writes_its_commands_verbatim_or_nothing(cluster: bool) -> None:
+    url = _server(cluster)
+
+    async def run() -> None:
+        async with _store(url) as store:
+            conn, keys = store.connection, store.memory.keys
+            batch = Batch()
+            fields = {f"f{i}": text for i, text in enumerate(AWKWARD_TEXT)}
+            batch.put_record(keys.record("threads", "g1"), fields)
+            batch.set_string(keys.pointer("threads", "p", "g2"), AWKWARD_TEXT[2])
+            assert await conn.apply(batch)
+            record, pointer = keys.record("threads", "g1"), keys.pointer("threads", "p", "g2")
+            stored = await conn.read([["HGETALL", record], ["GET", pointer]])
+            assert stored == [fields, AWKWARD_TEXT[2]]
+            # A lone surrogate anywhere: refused before any step runs (g3's slot is written
+            # by no step), with the text named.
+            bad = Batch()
+            bad.set_string(keys.pointer("threads", "p", "g3"), "fine")
+            bad.set_string(keys.pointer("threads", "p", "g4"), "x\ud800")
+            with pytest.raises(ValidationError, match=r"\\\\ud800"):
+                await conn.apply(bad)
+            assert await conn.read([["GET", keys.pointer("threads", "p", "g3")]]) == [None]
+
+    asyncio.run(run())
