@@ -591,71 +591,79 @@ class SqlMemory(SqlDomain, MemoryDomain):
         self, rows: list[dict[str, Any]], targets: list[str], ids: list[str], now: Any
     ) -> None:
         """A batch as one statement (PostgreSQL's data-modifying CTEs), atomic by itself and
-        so run in autocommit: one round trip. Every part reads the statement's one snapshot:
-        ``tg`` the target threads that exist, ``prev`` the threads the ids are in now (moved
-        messages leave them); the upsert and the updatedAt bump of both happen only when every
-        target exists, and the existing targets come back to say which are missing."""
+        so run in autocommit: one round trip (:meth:`_message_batch`). Its form for several
+        rows is derived from the one-row form (``Prepared.with_rows``): a batch of a new size
+        costs 0.1-0.5 ms, not a compilation (2.3 ms for 2 rows, 7 ms for 50)."""
         stamps = self.db.timestamp_values(THREADS, "updatedAt", now)
-        columns = tuple(rows[0])
-
-        def build(
-            columns: tuple[str, ...], stamped: tuple[str, ...], n_targets: int, n_rows: int
-        ) -> Executable:
-            threads, messages = self.tables["threads"], self.tables["messages"]
-            existing = (
-                sa.select(threads.c.id).where(threads.c.id.in_(params("t", n_targets))).cte("tg")
-            )
-            counted = sa.select(sa.func.count().label("n")).select_from(existing).cte("t")
-            previous = (
-                sa.select(messages.c.thread_id.label("tid"))
-                .where(messages.c.id.in_(params("i", n_rows)))
-                .cte("prev")
-            )
-            complete = sa.select(counted.c.n).scalar_subquery() == sa.bindparam("k")
-            batch = sa.values(
-                *[sa.column(c, messages.c[c].type) for c in columns], name="v"
-            ).data(
-                [
-                    tuple(
-                        sa.bindparam(f"{c}__{i}", type_=messages.c[c].type) for c in columns
-                    )
-                    for i in range(n_rows)
-                ]
-            )
-            inserted = self.db.dialect.upsert_from_select(
-                messages, columns, sa.select(batch).where(complete), ["id"],
-                [c for c in columns if c != "id"],
-            ).returning(sa.literal_column("1")).cte("ins")
-            # One IN over the union, not an OR of two INs: PostgreSQL can only run the OR as
-            # a scan of every thread with the two subqueries hashed in a filter; the union is
-            # a join on the thread key, which the key's index serves once there are threads
-            # enough for it to pay.
-            touched = sa.union(sa.select(existing.c.id), sa.select(previous.c.tid))
-            bumped = (
-                threads.update()
-                .where(complete, threads.c.id.in_(touched))
-                .values(self.set_values("threads", {c: c for c in stamped}))
-                .returning(threads.c.id)
-                .cte("upd")
-            )
-            # Planned for every call (PLAN_EACH_CALL) where the planner may choose a scan:
-            # its best plan then depends on how many messages and threads there are, which a
-            # store's first batches keep changing.
-            return (
-                sa.select(existing.c.id)
-                .add_cte(inserted, bumped)
-                .execution_options(plan_each_call=True)
-            )
-
-        stmt = self.prepared(build, columns, tuple(stamps), len(targets), len(rows))
+        shape = (tuple(rows[0]), tuple(stamps))
+        one = self.prepared(self._message_batch, *shape, 1)
+        n = len(rows)
+        stmt = (one if n == 1 else self.db.statements.rows_of(one, n)) or self.prepared(
+            self._message_batch, *shape, n
+        )
         values: dict[str, Any] = {
-            **stamps, **numbered("t", targets), **numbered("i", ids), "k": len(targets)
+            **stamps, "t": targets, "i": ids, "k": len(targets)
         }
         for i, row in enumerate(rows):
-            for c in columns:
-                values[f"{c}__{i}"] = row[c]
+            for c, value in row.items():
+                values[f"{c}__{i}"] = value
         found = await self.db.fetch(stmt, values, write=True)
         _refuse_missing(targets, {r[0] for r in found})
+
+    def _message_batch(
+        self, columns: tuple[str, ...], stamped: tuple[str, ...], n_rows: int
+    ) -> Executable:
+        """The message batch of ``n_rows`` rows (binds ``<column>__<i>``) as one statement.
+        Every part reads the statement's one snapshot: ``tg`` the target threads (``t``, an
+        array) that exist, ``prev`` the threads the rows' ids (``i``, an array) are in now
+        (moved messages leave them); the upsert and the updatedAt bump of both happen only
+        when all ``k`` targets exist, and the existing targets come back to say which are
+        missing. Targets and ids travel as arrays, so the statement changes with the number
+        of rows only (its row of values, which ``Prepared.with_rows`` repeats)."""
+        threads, messages = self.tables["threads"], self.tables["messages"]
+        key = threads.c.id.type
+        existing = (
+            sa.select(threads.c.id)
+            .where(threads.c.id == sa.any_(sa.bindparam("t", type_=sa.ARRAY(key))))
+            .cte("tg")
+        )
+        counted = sa.select(sa.func.count().label("n")).select_from(existing).cte("t")
+        previous = (
+            sa.select(messages.c.thread_id.label("tid"))
+            .where(messages.c.id == sa.any_(sa.bindparam("i", type_=sa.ARRAY(key))))
+            .cte("prev")
+        )
+        complete = sa.select(counted.c.n).scalar_subquery() == sa.bindparam("k")
+        batch = sa.values(*[sa.column(c, messages.c[c].type) for c in columns], name="v").data(
+            [
+                tuple(sa.bindparam(f"{c}__{i}", type_=messages.c[c].type) for c in columns)
+                for i in range(n_rows)
+            ]
+        )
+        inserted = self.db.dialect.upsert_from_select(
+            messages, columns, sa.select(batch).where(complete), ["id"],
+            [c for c in columns if c != "id"],
+        ).returning(sa.literal_column("1")).cte("ins")
+        # One IN over the union, not an OR of two INs: PostgreSQL can only run the OR as a
+        # scan of every thread with the two subqueries hashed in a filter; the union is a join
+        # on the thread key, which the key's index serves once there are threads enough for it
+        # to pay.
+        touched = sa.union(sa.select(existing.c.id), sa.select(previous.c.tid))
+        bumped = (
+            threads.update()
+            .where(complete, threads.c.id.in_(touched))
+            .values(self.set_values("threads", {c: c for c in stamped}))
+            .returning(threads.c.id)
+            .cte("upd")
+        )
+        # Planned for every call (PLAN_EACH_CALL) where the planner may choose a scan: its
+        # best plan then depends on how many messages and threads there are, which a store's
+        # first batches keep changing.
+        return (
+            sa.select(existing.c.id)
+            .add_cte(inserted, bumped)
+            .execution_options(plan_each_call=True)
+        )
 
     async def _delete_messages(self, message_ids: Sequence[str], now: Any) -> None:
         ids = list(message_ids)

@@ -138,6 +138,8 @@ def test_json_is_parsed_as_json_loads_parses_it(url: str) -> None:
 _SAMPLE = {
     "text": "'x'",
     "character varying": "'x'",
+    "text[]": "ARRAY['x']",
+    "character varying[]": "ARRAY['x']::varchar[]",
     "integer": "1",
     "bigint": "1",
     "smallint": "1",

@@ -174,6 +174,11 @@ _ROW_PLACEHOLDERS = {
     "numeric_dollar": re.compile(r"\$(\d+)"),
 }
 _NUMBERED = _ROW_PLACEHOLDERS["numeric_dollar"]
+#: The keyword opening a row of values, ``VALUES (`` (after a space: ``INSERT .. VALUES``;
+#: after a parenthesis: ``WITH v AS (VALUES ..``).
+_VALUES = re.compile(r"(?<=[\s(])VALUES \(")
+#: The name of a bind of a row of values: ``<column>__<i>``.
+_ROW_BIND = re.compile(r"__\d+$")
 
 
 def _closing(text: str) -> int | None:
@@ -189,9 +194,14 @@ def _closing(text: str) -> int | None:
     return None
 
 
-def _renumbered(row: str, offset: int) -> str:
-    """A row of ``$n`` placeholders with every number moved up by ``offset``."""
-    return _NUMBERED.sub(lambda m: f"${int(m[1]) + offset}", row)
+def _renumbered(text: str, offset: int, above: int = 0) -> str:
+    """``text`` with every ``$n`` placeholder numbered past ``above`` moved up by ``offset``."""
+
+    def moved(found: re.Match[str]) -> str:
+        number = int(found[1])
+        return f"${number + offset}" if number > above else found[0]
+
+    return _NUMBERED.sub(moved, text)
 
 
 def _row_name(name: str, row: int) -> str:
@@ -301,60 +311,79 @@ class Prepared:
         self._row_layout = None if self._fixed else _row_layout(self._bind_names)
 
     def with_rows(self, n: int) -> Prepared | None:
-        """This one-row ``INSERT .. VALUES (..) ..`` (binds ``<column>__0``) for ``n`` rows:
+        """This statement of one ``VALUES (..)`` row (binds ``<column>__0``) for ``n`` rows:
         what SQLAlchemy compiles from the ``n``-row statement, derived from the text instead,
         its row of placeholders repeated (renumbered where they are numbered: ``$1``) and its
-        binds repeated as ``<column>__<i>``. None where the text does not allow it (named
-        placeholders, placeholders outside the row, no single ``VALUES`` row): the caller
+        binds repeated as ``<column>__<i>``. Placeholders outside the row (a ``WHERE`` of the
+        statement the row is in, a value set on update) stay, numbered after the rows where
+        they were numbered after the row. None where the text does not allow it (named
+        placeholders, no single ``VALUES`` row, binds of the row not consecutive): the caller
         then compiles the ``n``-row statement.
 
         Compiling a multi-row upsert costs SQLAlchemy about 0.6 ms a row (10 spans: 6.5 ms),
         once per batch size and store; deriving it, a few microseconds
-        (tests/unit/test_prepared_rows.py holds the two equal for every table's upsert)."""
+        (tests/unit/test_prepared_rows.py holds the two equal for every table's upsert and
+        for PostgreSQL's message batch)."""
         style = self.dialect.paramstyle
-        layout = self._row_layout
-        if (
-            style not in _ROW_PLACEHOLDERS
-            or not self._positional
-            or self._fixed
-            or self._keys
-            or layout is None
-            or layout[1] != 1
+        if style not in _ROW_PLACEHOLDERS or not self._positional or self._fixed:
+            return None
+        in_row = [i for i, name in enumerate(self._sql_names) if _ROW_BIND.search(name)]
+        if not in_row:
+            return None
+        first, width = in_row[0], len(in_row)
+        if in_row != list(range(first, first + width)) or not all(
+            self._sql_names[i].endswith("__0") for i in in_row
         ):
             return None
-        if not all(name.endswith("__0") for name in self._sql_names):
+        parts = _VALUES.split(self.sql)
+        if len(parts) != 2:  # no VALUES row, or several
             return None
-        head, found, rest = self.sql.partition(" VALUES (")
+        head, rest = parts
         end = _closing(rest)
-        if not found or end is None or " VALUES (" in rest:
+        if end is None:
             return None
         row, tail = "(" + rest[:end + 1], rest[end + 1:]
         placeholder = _ROW_PLACEHOLDERS[style]
-        width = len(self._binds)
-        if len(placeholder.findall(row)) != width or placeholder.search(head + tail):
+        if len(placeholder.findall(row)) != width:
             return None
         if style == "numeric_dollar":
-            numbers = [int(m) for m in _NUMBERED.findall(row)]
-            if numbers != list(range(1, width + 1)):
+            # Numbered in the order of the binds, not of the text: the row's are first + 1 ..
+            # first + width, those after the row's move up by the rows added.
+            last = first + width
+            if [int(m) for m in _NUMBERED.findall(row)] != list(range(first + 1, last + 1)):
                 return None
+            outside = [int(m) for m in _NUMBERED.findall(head + tail)]
+            if any(first < number <= last for number in outside):
+                return None
+            shift = (n - 1) * width
+            head, tail = _renumbered(head, shift, last), _renumbered(tail, shift, last)
             rows = [_renumbered(row, i * width) for i in range(n)]
         else:
+            # In the order of the text: the row's are the first + 1st .. of the statement's.
+            after = len(self._binds) - first - width
+            if len(placeholder.findall(head)) != first or len(placeholder.findall(tail)) != after:
+                return None
             rows = [row] * n
         derived: Prepared = object.__new__(Prepared)
         derived.statement = self.statement  # the one-row statement it was derived from
         derived.dialect = self.dialect
         derived._executor = self._executor
         derived._streamer = self._streamer
-        derived.sql = f"{head} VALUES {', '.join(rows)}{tail}"
+        derived.sql = f"{head}VALUES {', '.join(rows)}{tail}"
+        binds = self._binds
         derived._binds = [
-            (_row_name(sql_name, i), _row_name(name, i), process)
-            for i in range(n)
-            for sql_name, name, process in self._binds
+            *binds[:first],
+            *(
+                (_row_name(sql_name, i), _row_name(name, i), process)
+                for i in range(n)
+                for sql_name, name, process in binds[first : first + width]
+            ),
+            *binds[first + width :],
         ]
         derived._fixed = {}
         derived._positional = True
         derived._derive_from_binds()
-        derived._keys, derived._processed, derived._readers = [], [], {}
+        derived._keys, derived._processed, derived._readers = self._keys, self._processed, {}
         return derived
 
     @property
