@@ -321,9 +321,9 @@ class Prepared:
         then compiles the ``n``-row statement.
 
         Compiling a multi-row upsert costs SQLAlchemy about 0.6 ms a row (10 spans: 6.5 ms),
-        once per batch size and store; deriving it, a few microseconds
-        (tests/unit/test_prepared_rows.py holds the two equal for every table's upsert and
-        for PostgreSQL's message batch)."""
+        once per batch size and store; deriving it, about 1 us a bound value (10 spans of 46
+        columns: 0.55 ms; a message batch of 10: 0.12 ms). tests/unit/test_prepared_rows.py
+        holds the two equal for every table's upsert and for PostgreSQL's message batch."""
         style = self.dialect.paramstyle
         if style not in _ROW_PLACEHOLDERS or not self._positional or self._fixed:
             return None
