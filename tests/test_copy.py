@@ -12,6 +12,7 @@ through ``backends.unreachable`` (or fail where required).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -490,6 +491,139 @@ def test_stored_rows_arguments_are_checked(filled_sqlite: str) -> None:
             ]
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("url", "embedded"),
+    [
+        ("sqlite:///{tmp}/e.db", True),
+        ("libsql:///{tmp}/e.db", True),
+        ("libsql://libsql.example.invalid:8080", False),
+        ("postgresql://postgres@127.0.0.1:1/x", False),
+        ("mariadb://root@127.0.0.1:1/x", False),
+        ("redis://127.0.0.1:1/0", False),
+        ("mongodb://127.0.0.1:1/x", False),
+        ("memory", True),
+    ],
+)
+def test_embedded_says_where_the_database_runs(url: str, embedded: bool, tmp_path: Path) -> None:
+    """Only files opened in this process (and the in-memory store) are embedded; opening a
+    store connects to nothing, so the server URLs need no server."""
+
+    async def run() -> None:
+        store = InMemoryStore() if url == "memory" else open_store(url.format(tmp=tmp_path))
+        try:  # not ``async with``: entering a store initializes it, which connects
+            assert {d.embedded for d in store.domains.values()} == {embedded}
+        finally:
+            await store.close()
+
+    if url.startswith("libsql"):
+        pytest.importorskip("composite_store_libsql", reason="the libsql extra is not installed")
+    asyncio.run(run())
+
+
+def _traced(store: Store, events: list[tuple[str, int]]) -> None:
+    """Record when each export page of ``store``'s memory domain starts and ends being read
+    (``read``, ``read-done``) or written (``write``, ``write-done``), by page number."""
+    dom = store.memory
+    assert isinstance(dom, StoredRows)
+    calls = {"read": 0, "write": 0}
+
+    def traced(name: str, method: Any) -> Any:
+        async def call(**kwargs: Any) -> Any:
+            n = calls[name]
+            calls[name] += 1
+            events.append((name, n))
+            result = await method(**kwargs)
+            events.append((f"{name}-done", n))
+            return result
+
+        return call
+
+    # Instance attributes: only this store's calls are traced.
+    dom.export_stored_rows = traced("read", dom.export_stored_rows)  # type: ignore[method-assign]
+    dom.export_records = traced("read", dom.export_records)  # type: ignore[method-assign]
+    dom.import_stored_rows = traced("write", dom.import_stored_rows)  # type: ignore[method-assign]
+    dom.import_records = traced("write", dom.import_records)  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("destination", ["sqlite", "postgres"])
+def test_a_copy_reads_ahead_only_when_a_store_waits_on_a_server(
+    filled_sqlite: str, namespaces: Namespaces, destination: str, tmp_path: Path
+) -> None:
+    """Into PostgreSQL the next page is read while one is written; between two SQLite files
+    (both this process's work) a page is read only once the previous one is written."""
+    dst = (
+        open_store(f"sqlite:///{tmp_path / 'dst.db'}")
+        if destination == "sqlite"
+        else namespaces.open(destination, "turns")
+    )
+
+    async def scenario() -> list[tuple[str, int]]:
+        src = open_store(filled_sqlite)
+        events: list[tuple[str, int]] = []
+        async with src, dst:
+            for dom in dst.domains.values():
+                await dom.dangerously_clear_all()
+            _traced(src, events)
+            _traced(dst, events)
+            report = await copy_domains(src, dst, domains=["memory"], batch=400)
+            assert report.ok
+            messages = {t.table: t for t in report.tables}["messages"]
+            assert messages.written == BIG_THREAD + 15
+        return events
+
+    events = asyncio.run(scenario())
+    assert sum(name == "write" for name, _ in events) > 5  # several pages of messages
+    # Pages read while a write was under way (or written while a read was): the read ahead.
+    busy: set[str] = set()
+    overlaps = 0
+    for name, _ in events:
+        kind = name.removesuffix("-done")
+        if name.endswith("-done"):
+            busy.discard(kind)
+            continue
+        overlaps += bool(busy - {kind})
+        busy.add(kind)
+    if destination == "sqlite":
+        assert overlaps == 0, str(events)
+    else:
+        assert overlaps >= 4, str(events)  # each page of messages after the first
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_a_read_ahead_nobody_takes_is_cancelled(ahead: bool) -> None:
+    """A write that fails leaves no page being read behind it: the read ahead is cancelled
+    (and awaited), so it can neither fail unobserved nor keep a connection busy."""
+    from composite_store.admin.copy import _pages
+
+    started: list[str | None] = []
+    cancelled: list[str | None] = []
+
+    async def read(cursor: str | None) -> str | None:
+        started.append(cursor)
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            cancelled.append(cursor)
+            raise
+        return None if cursor == "3" else str(int(cursor or 0) + 1)
+
+    class WriteFailed(Exception):
+        pass
+
+    async def scenario() -> None:
+        pages = _pages(read, lambda page: page, ahead)
+        with pytest.raises(WriteFailed):
+            async with contextlib.aclosing(pages):
+                async for page in pages:
+                    await asyncio.sleep(0.01)
+                    if page == "2":
+                        raise WriteFailed
+
+    asyncio.run(scenario())
+    assert started == ([None, "1", "2"] if ahead else [None, "1"])
+    assert cancelled == (["2"] if ahead else [])
 
 
 # -- PostgreSQL's binary COPY of stored rows ------------------------------------------------------

@@ -90,6 +90,14 @@ def _check_page(limit: Any, cursor: Any) -> None:
 class Transferable(Domain):
     """A domain whose tables can be exported and imported record by record, as stored."""
 
+    @property
+    def embedded(self) -> bool:
+        """Whether this domain's database runs inside this process (an embedded file such
+        as SQLite's), so that its reads and writes are work of this process rather than waits
+        on a server. ``composite_store.admin.copy`` reads the next page while it writes one
+        only when one of its two sides waits on a server."""
+        return False
+
     async def export_records(
         self, *, table: str, cursor: str | None = None, limit: int = 500
     ) -> ExportPage:

@@ -59,6 +59,11 @@ class InMemoryDomain(Transferable, Migratable, Inspectable):
         super().__init__()
         self.data = data or InMemoryData()
 
+    @property
+    def embedded(self) -> bool:
+        # docstring inherited: its data lives in this process's memory
+        return True
+
     def describe(self) -> str:
         return "memory (in-process)"
 

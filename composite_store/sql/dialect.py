@@ -148,6 +148,12 @@ class SqlDialect:
         drives its own driver."""
         return driver_chunks(conn, sql, params, size)
 
+    def embedded(self, url: str | None) -> bool:
+        """Whether the database at ``url`` runs inside this process (an embedded file), its
+        work done on this process's CPU rather than awaited from a server; ``url`` is None
+        for an engine the caller built. Server backends: never."""
+        return False
+
     def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
         """An engine on ``url`` that cannot create or change anything, for ``Domain.attach``
         (``composite-store inspect``), or None when connecting creates nothing anyway (server

@@ -83,6 +83,11 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
             self._owns_db = True
         self.specs: tuple[TableSpec, ...] = tables_for(self.domain)
 
+    @property
+    def embedded(self) -> bool:
+        # docstring inherited
+        return self.db.dialect.embedded(self.db.url)
+
     # -- prepared statements (see sql.engine) -------------------------------------------------
 
     def prepared(

@@ -120,6 +120,10 @@ class SqliteDialect(SqlDialect):
         install_pragmas(engine, wal=not memory)
         return engine
 
+    def embedded(self, url: str | None) -> bool:
+        # docstring inherited
+        return True
+
     def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
         # docstring inherited
         path = sa.engine.make_url(url).database

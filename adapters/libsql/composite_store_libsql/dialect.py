@@ -60,6 +60,10 @@ class LibsqlDialect(SqliteDialect):
         # Remote servers manage their own journal; only the local pragmas are skipped.
         return sa.create_engine("sqlite+libsql://", creator=connect, **options)
 
+    def embedded(self, url: str | None) -> bool:
+        # docstring inherited; a caller's engine counts as a file, libSQL's usual deployment
+        return url is None or split_url(url)[1] is None
+
     def read_only_engine(self, url: str, options: Mapping[str, Any]) -> Engine | None:
         # docstring inherited
         import composite_store_libsql.sa_dialect  # noqa: F401 - registers sqlite+libsql
