@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Self, TypeVar
 
 import pydantic
@@ -30,22 +30,44 @@ __all__ = [
     "now_utc",
     "stored",
     "to_utc_ms",
+    "utc_from_wall_clock",
     "uuid4_str",
+    "whole_ms",
 ]
+
+#: ``timedelta(microseconds=i)`` for every ``i`` below 1,000: :func:`whole_ms` subtracts the one
+#: of a value's microseconds past its millisecond. Arithmetic rather than ``datetime.replace``,
+#: which parses its keyword arguments on every call: 1.1-1.3 us a call on Python 3.11 here,
+#: against 0.1 us for a subtraction, and every timestamp written or read goes through one.
+_PAST_MS = tuple(timedelta(microseconds=i) for i in range(1000))
+#: The Unix epoch in UTC, and as a naive wall clock: ``naive + (aware - UTC_EPOCH)`` is the
+#: UTC wall clock of ``aware``, ``UTC_EPOCH + (naive - NAIVE_EPOCH)`` the UTC instant of a
+#: naive UTC wall clock (same speed argument as ``_PAST_MS``).
+UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+NAIVE_EPOCH = datetime(1970, 1, 1)
+
+
+def whole_ms(value: datetime) -> datetime:
+    """``value`` without its microseconds past the millisecond (its zone unchanged)."""
+    extra = value.microsecond % 1000
+    return value - _PAST_MS[extra] if extra else value
+
+
+def utc_from_wall_clock(wall: datetime) -> datetime:
+    """The aware UTC datetime of a naive UTC wall clock (``wall.replace(tzinfo=UTC)``)."""
+    return UTC_EPOCH + (wall - NAIVE_EPOCH)
 
 
 def to_utc_ms(value: datetime) -> datetime:
     """Return ``value`` in UTC truncated to milliseconds; a naive datetime is refused."""
     if value.tzinfo is UTC:  # the usual value (every record read back): no conversion
-        extra = value.microsecond % 1000
-        return value.replace(microsecond=value.microsecond - extra) if extra else value
+        return whole_ms(value)
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(
             "naive datetime: pass a timezone-aware datetime (e.g. datetime.now(UTC)) "
             "or an ISO string with an offset"
         )
-    value = value.astimezone(UTC)
-    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+    return whole_ms(value.astimezone(UTC))
 
 
 #: The last UTC value :func:`iso_ms` formatted and its text. A record's ``createdAt`` and
@@ -86,8 +108,7 @@ def not_blank(value: str) -> str:
 
 def now_utc() -> datetime:
     """The current time as a UTC datetime of millisecond precision."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
+    return whole_ms(datetime.now(UTC))
 
 
 def uuid4_str() -> str:

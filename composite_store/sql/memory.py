@@ -36,7 +36,7 @@ from composite_store.records.memory import (
 from composite_store.records.trusted import from_row
 from composite_store.schema import table
 from composite_store.sql.domain import SHORT_PAGE, UPSERT_CHUNK, SqlDomain
-from composite_store.sql.engine import Prepared, in_list, numbered, params
+from composite_store.sql.engine import Prepared, RowValues, in_list, numbered, params
 from composite_store.sql.totals import TOTAL, with_total
 from composite_store.sql.types import dumps
 from composite_store.types import DateRange, Include
@@ -598,12 +598,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         stmt = self.prepared_rows(
             self._message_batch, tuple(rows[0]), tuple(stamps), rows=len(rows)
         )
-        values: dict[str, Any] = {
-            **stamps, "t": targets, "i": ids, "k": len(targets)
-        }
-        for i, row in enumerate(rows):
-            for c, value in row.items():
-                values[f"{c}__{i}"] = value
+        values = RowValues(rows, {**stamps, "t": targets, "i": ids, "k": len(targets)})
         found = await self.db.fetch(stmt, values, write=True)
         _refuse_missing(targets, {r[0] for r in found})
 

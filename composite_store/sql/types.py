@@ -10,7 +10,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from composite_store.records.base import iso_ms
+from composite_store.records.base import (
+    NAIVE_EPOCH,
+    UTC_EPOCH,
+    iso_ms,
+    utc_from_wall_clock,
+    whole_ms,
+)
 from composite_store.records.json import checked_json, parse_json
 from composite_store.sql import jsonb
 
@@ -160,6 +166,12 @@ def utc_wall_clock(value: Any) -> datetime | None:
     if value is None:
         return None
     moment: datetime = parse_iso(value) if isinstance(value, str) else value
+    if moment.tzinfo is not None:
+        try:
+            # Arithmetic: astimezone and replace cost 1.5 us a value (records.base._PAST_MS).
+            return NAIVE_EPOCH + (moment - UTC_EPOCH)
+        except TypeError:
+            pass  # a zone that gives no offset: naive to Python's arithmetic
     return moment.astimezone(UTC).replace(tzinfo=None)
 
 
@@ -171,11 +183,13 @@ def _read_utc(value: Any) -> datetime | None:
     if isinstance(value, str):
         return parse_iso(value)
     moment: datetime = value
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if moment.tzinfo is None:
+        moment = utc_from_wall_clock(moment)
+    elif moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
     # Milliseconds, as the API promises: other writers store microseconds (Mastra's
     # PostgreSQL trigger sets span timestamps to now(), the shadow columns default to it).
-    extra = moment.microsecond % 1000
-    return moment.replace(microsecond=moment.microsecond - extra) if extra else moment
+    return whole_ms(moment)
 
 
 class UtcTimestamp(_Timestamp):

@@ -100,6 +100,40 @@ def test_rows_bind_as_their_names_do(dialect: Any, columns: tuple[str, ...]) -> 
     assert by_rows == [v for row in ROWS for v in (row["id"], *_tagged(row), row["n"])]
 
 
+def _rows_between(n: int) -> sa.Select[Any]:
+    """A statement binding a value before its ``n`` rows (``head``, selected) and one after
+    them (``tail``, in the WHERE), as the message batch binds its threads and timestamp
+    around its rows."""
+    rows = sa.values(sa.column("id", sa.Text()), sa.column("tag", Tagged()), name="v").data(
+        [
+            (sa.bindparam(f"id__{i}", type_=sa.Text()), sa.bindparam(f"tag__{i}", type_=Tagged()))
+            for i in range(n)
+        ]
+    )
+    head = sa.bindparam("head", type_=Tagged())
+    return sa.select(rows.c.id, head.label("h")).where(rows.c.tag != sa.bindparam("tail"))
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [mysql.dialect(), sqlite.dialect(), postgresql.dialect(paramstyle="numeric_dollar")],
+    ids=["mysql", "sqlite", "postgres-numbered"],
+)
+def test_rows_between_other_binds_bind_as_their_names_do(dialect: Any) -> None:
+    """The binds before and after the rows come from ``RowValues.others``, converted by
+    their types as the rows' are, in the statement's order."""
+    prepared = Prepared(_rows_between(2), dialect)
+    layout = prepared._row_layout
+    assert layout is not None
+    assert (layout.before, layout.rows, layout.after) == (("head",), 2, ("tail",))
+    rows = [{"tag": "a", "id": "x"}, {"tag": None, "id": "y"}]
+    values = RowValues(rows, {"head": "h", "tail": "t"})
+    assert prepared.bind(values) == prepared.bind(dict(values))
+    assert prepared.bind(values) == ["<h>", "x", "<a>", "y", None, "<t>"]
+    with pytest.raises(KeyError, match="tail"):
+        prepared.bind(RowValues(rows, {"head": "h"}))
+
+
 def _tagged(row: dict[str, Any]) -> tuple[Any]:
     return (None if row["tag"] is None else f"<{row['tag']}>",)
 
@@ -123,6 +157,10 @@ def test_row_values_read_as_the_mapping_of_their_names() -> None:
         "n__0": 1, "tag__0": "a", "id__0": "x", "n__1": None, "tag__1": None, "id__1": "y",
     }
     assert len(values) == 6
+    values = RowValues(ROWS[:1], {"limit": 5})
+    assert dict(values) == {"n__0": 1, "tag__0": "a", "id__0": "x", "limit": 5}
+    assert len(values) == 4
+    assert values["limit"] == 5
     for missing in ("n__2", "n", "n__x", "color__0"):
         with pytest.raises(KeyError):
             values[missing]

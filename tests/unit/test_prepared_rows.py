@@ -78,7 +78,7 @@ def _shape(prepared: Prepared, sample: Any) -> tuple[Any, ...]:
         prepared._sql_names,
         prepared._positional,
         converted,
-        prepared._row_layout[1] if prepared._row_layout else None,
+        prepared._row_layout[::2] if prepared._row_layout else None,  # before, rows, after
         prepared.selected_keys,
         [key for key, _ in prepared._processed],
     )

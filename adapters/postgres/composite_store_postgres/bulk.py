@@ -35,6 +35,7 @@ from psycopg import errors
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.util import await_only
 
+from composite_store.records.base import utc_from_wall_clock
 from composite_store.sql.engine.prepared import driver_error
 from composite_store.sql.types import UtcTimestamp, utc_wall_clock
 from composite_store_postgres.json import PgText, checked_text
@@ -130,7 +131,7 @@ def utc_instant(value: Any) -> datetime:
         return moment
     wall = utc_wall_clock(value)
     assert wall is not None
-    return wall.replace(tzinfo=UTC)
+    return utc_from_wall_clock(wall)
 
 
 def _binary_column(
