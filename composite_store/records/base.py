@@ -21,6 +21,8 @@ from pydantic import (
 from composite_store.errors import ValidationError
 
 __all__ = [
+    "NAIVE_EPOCH",
+    "UTC_EPOCH",
     "Record",
     "StampedRecord",
     "Timestamp",
