@@ -95,10 +95,24 @@ def iso_ms(value: datetime) -> str:
     return text
 
 
+#: ``iso_ms``'s spelling of a UTC datetime's fields (years padded to four digits, as
+#: JavaScript pads them and glibc's ``strftime`` does not).
+_ISO_MS = "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ"
+
+
 def _iso_text(moment: datetime) -> str:
-    # isoformat is C all the way (strftime is twice as slow, and does not pad years < 1000
-    # on glibc); [:-6] drops "+00:00".
-    return moment.isoformat(timespec="milliseconds")[:-6] + "Z"
+    # The fields through %-formatting: 0.75 us a value on Python 3.11 here, against 1.2 us for
+    # an aware datetime's isoformat (its offset is formatted, then sliced off) and 1.9 for
+    # strftime. Every timestamp a text store writes goes through here (a copy: one a row).
+    return _ISO_MS % (
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond // 1000,
+    )
 
 
 def not_blank(value: str) -> str:

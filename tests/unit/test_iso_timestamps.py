@@ -36,6 +36,21 @@ def test_the_spelling_is_javascripts(value: datetime, text: str) -> None:
     assert iso_ms(value) == text
 
 
+def test_the_fields_are_spelled_as_isoformat_spells_them() -> None:
+    # iso_ms formats the fields itself; isoformat is the reference: every width, the
+    # milliseconds truncated (never rounded up into the next second), years below 1000.
+    values = [
+        datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
+        for year in (1, 9, 10, 99, 100, 999, 1000, 1970, 2025, 9999)
+        for month, day in ((1, 1), (2, 28), (9, 9), (10, 10), (12, 31))
+        for hour, minute, second in ((0, 0, 0), (9, 9, 9), (10, 10, 10), (23, 59, 59))
+        for micro in (0, 999, 1000, 9999, 10000, 99999, 100000, 999999)
+    ]
+    for value in values:
+        reference = value.isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
+        assert iso_ms(value) == reference
+
+
 def test_the_text_sorts_as_the_instants() -> None:
     spelled = [iso_ms(v) for v in INSTANTS]
     assert sorted(spelled) == spelled
