@@ -9,13 +9,14 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 import pytest
 from composite_store_postgres import PostgresStore
-from composite_store_postgres.cursor import KEEP_RESULT_ROWS, LeanAsyncConnection
+from composite_store_postgres.cursor import KEEP_RESULT_ROWS, LeanAsyncConnection, sets_time_zone
 from sqlalchemy.engine import Connection
 
 
@@ -372,3 +373,85 @@ def test_an_idle_connection_the_server_ends_is_unregistered_and_fails_cleanly(ur
     registered, failure = asyncio.run(asyncio.wait_for(main(), 20))
     assert not registered
     assert failure is not None and issubclass(failure, psycopg.OperationalError)
+
+
+@contextlib.contextmanager
+def _database_in_zone(url: str, zone: str) -> Iterator[str]:
+    """A throwaway database whose sessions default to ``zone`` (``ALTER DATABASE ... SET
+    TimeZone``, the server default a deployment may have): its SQLAlchemy URL."""
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    name = f"cs_zone_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(plain, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+        admin.execute(f"ALTER DATABASE {name} SET TimeZone = '{zone}'")
+    try:
+        yield url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _session_zone_and_moment(url: str) -> tuple[str, datetime]:
+    """The time zone of a store's session, and a ``TIMESTAMPTZ`` as the driver loads it there
+    (the store's own connection and libpq runner, as the library's reads run)."""
+
+    def zone(conn: Connection) -> str:
+        return str(conn.exec_driver_sql("SHOW TimeZone").scalar())
+
+    async def main() -> tuple[str, datetime]:
+        store = PostgresStore(url, pool_size=1)
+        try:
+            found = await store.memory.db.run(zone, single=True)
+            driver = await store.memory.db.run(_driver, single=True)
+            assert isinstance(driver, LeanAsyncConnection)
+            rows, _ = await driver.statements().run(
+                "SELECT '2026-01-02T03:04:05.678Z'::timestamptz", [], True, False
+            )
+            assert rows is not None
+            return found, rows[0][0]
+        finally:
+            await store.close()
+
+    return asyncio.run(main())
+
+
+def test_sessions_run_in_utc_whatever_the_servers_default(url: str) -> None:
+    """cursor.UTC_SESSION: on a database whose sessions default to New York time, the
+    adapter's connections run in UTC, and psycopg loads a ``TIMESTAMPTZ`` as
+    ``timezone.utc`` itself (no ``ZoneInfo`` for the driver or ``_read_utc`` to convert)."""
+    with _database_in_zone(url, "America/New_York") as zoned:
+        zone, moment = _session_zone_and_moment(zoned)
+    assert zone == "UTC"
+    assert moment.tzinfo is UTC
+    assert moment == datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+
+
+def test_a_url_that_sets_the_time_zone_keeps_it(url: str) -> None:
+    """``options=-c timezone=...`` in the URL is the user's choice: the session keeps it, and
+    the same instant loads in that zone (the library's reads convert it to UTC,
+    tests/conformance/test_postgres_tz.py)."""
+    zone, moment = _session_zone_and_moment(url + "?options=-c%20timezone%3DAsia/Tokyo")
+    assert zone == "Asia/Tokyo"
+    assert moment.utcoffset() == timedelta(hours=9)
+    assert moment == datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("given", "environ", "chosen"),
+    [
+        ("('host=h',) ", {}, False),
+        ("() -c enable_seqscan=on", {}, False),
+        ("() -c timezone=Asia/Tokyo", {}, True),
+        ("() -c TimeZone = 'Europe/Paris'", {}, True),
+        ("('dbname=d options=-ctimezone=UTC',) ", {}, True),
+        ("() ", {"PGTZ": "Europe/Paris"}, True),
+        ("() ", {"PGTZ": ""}, False),
+        ("() ", {"PGOPTIONS": "-c TimeZone=Europe/Paris"}, True),
+        ("() ", {"PGOPTIONS": "-c jit=off"}, False),
+        ("() -c log_timezone=Europe/Paris", {}, False),
+    ],
+)
+def test_what_counts_as_the_users_time_zone(
+    given: str, environ: dict[str, str], chosen: bool
+) -> None:
+    assert sets_time_zone(given, environ) is chosen
