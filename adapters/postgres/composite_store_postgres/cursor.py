@@ -76,7 +76,7 @@ NO_JIT = "SET jit = off"
 #: psycopg reads every ``TIMESTAMPTZ`` into the session's zone, and a server's default
 #: (``Etc/UTC``, a local zone) is a ``ZoneInfo`` where ``UTC`` alone is ``timezone.utc``:
 #: each value then went through ``ZoneInfo`` in the driver and through ``astimezone`` in
-#: ``sql.types._read_utc`` (a trace read of 10 spans: 141-162 -> 114-120 us of CPU). It also
+#: ``sql.types._read_utc`` (a trace read of 10 spans: 141-162 -> 112-118 us of CPU). It also
 #: makes Mastra's span trigger (``now()`` into the naive columns) write the UTC wall clock
 #: on a shared database when composite-store writes the span.
 UTC_SESSION = "SET TimeZone = 'UTC'"
