@@ -202,10 +202,15 @@ class TableSpec:
         )
         return (*found, *ours)
 
-    def unique_index_name(self, key: tuple[str, ...]) -> str | None:
-        """Mastra's name of the unique index enforcing ``key``, or None (a constraint)."""
+    def unique_index_name(self, key: tuple[str, ...], prefix: str = DEFAULT_PREFIX) -> str | None:
+        """The name of the unique index enforcing ``key``, or None (a constraint): Mastra's
+        under the default prefix; ``<table>_<columns>_unique`` under another, since an
+        index name is one per schema (or SQLite file) and two prefixes may share one."""
         names = dict(zip(self.unique, self.unique_index_names, strict=False))
-        return names.get(key)
+        name = names.get(key)
+        if name is None or prefix == DEFAULT_PREFIX:
+            return name
+        return f"{self.name(prefix)}_{'_'.join(key)}_unique".lower()
 
     def primary_key_name(self, prefix: str = DEFAULT_PREFIX) -> str | None:
         """The primary key's constraint name (before any schema prefix), or None where the

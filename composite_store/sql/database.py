@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,6 +33,7 @@ from composite_store.schema import (
 )
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
+from composite_store.sql.engine.cache import settings_of
 from composite_store.sql.tables import render_tables, shadow
 from composite_store.urls import split_options
 
@@ -126,12 +127,27 @@ class SqlDatabase:
             tuple[str, type[BaseModel]], Callable[[BaseModel], dict[str, Any]]
         ] = {}
         #: Statements compiled once, run on the driver's cursor (see ``sql.engine``).
-        self.statements = StatementCache(
+        self.statements = self._statement_cache()
+
+    def _statement_cache(self) -> StatementCache:
+        """Statements compiled once, run on the driver's cursor (see ``sql.engine``), shared
+        with the other databases of this one's :meth:`layout`."""
+        return StatementCache(
             self.engine.dialect,
-            adapt=dialect.statement_dialect,
-            executor=dialect.execute_prepared,
-            streamer=dialect.stream_prepared,
+            adapt=self.dialect.statement_dialect,
+            executor=self.dialect.execute_prepared,
+            streamer=self.dialect.stream_prepared,
+            layout=self.layout,
         )
+
+    def layout(self) -> Hashable:
+        """What shapes this database's statements besides the dialect they are compiled with:
+        the backend's dialect and its settings (``MysqlDialect.is_mariadb``, Oracle's
+        ``native_json``: they choose column types and statement forms), the table prefix and
+        the schema, from which the tables are rendered (``render_tables``). Statement
+        builders read nothing else of their domain or database (``SqlDomain.prepared``;
+        checked by ``tests/unit/test_shared_statements.py``)."""
+        return (settings_of(self.dialect), self.prefix, self.schema)
 
     def table(self, base_name: str) -> sa.Table:
         return self.tables[base_name]
@@ -500,11 +516,7 @@ class SqlDatabase:
         if isinstance(self.engine, Engine):  # embedded engines are synchronous
             self.engine.dispose()  # never connected: nothing to close but the pool
         self.engine = engine
-        self.statements = StatementCache(
-            engine.dialect, adapt=self.dialect.statement_dialect,
-            executor=self.dialect.execute_prepared,
-            streamer=self.dialect.stream_prepared,
-        )
+        self.statements = self._statement_cache()
         self.read_only = True
 
     async def dispose(self) -> None:

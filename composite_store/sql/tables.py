@@ -62,7 +62,9 @@ def render_table(
         columns.append(sa.PrimaryKeyConstraint(*spec.primary_key, name=pk_name))
     unique_indexes = []
     for unique in spec.unique:
-        as_index = spec.unique_index_name(unique) if dialect.family in MASTRA_FAMILIES else None
+        as_index = (
+            spec.unique_index_name(unique, prefix) if dialect.family in MASTRA_FAMILIES else None
+        )
         if as_index is not None:
             unique_indexes.append((as_index, unique))
             continue
