@@ -188,7 +188,9 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
     for unique in spec.unique:
         as_index = spec.unique_index_name(unique)
         constraint = (
-            f"unique index `{as_index}` on PostgreSQL and SQLite/libSQL, else constraint"
+            f"unique index `{as_index}` on PostgreSQL and SQLite/libSQL (under another "
+            f"prefix `<table>_{'_'.join(unique).lower()}_unique`, an index name being one "
+            "per schema), else constraint"
             if as_index
             else "constraint"
         )
