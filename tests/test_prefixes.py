@@ -26,6 +26,7 @@ def test_two_prefixes_share_a_database(
             for store, tag in ((plain, "plain"), (other, "other")):
                 memory = store.memory
                 assert memory is not None
+                await memory.dangerously_clear_all()  # the server's namespace is the session's
                 await memory.save_thread(
                     thread=cs.Thread(id=f"t-{tag}", resource_id="r", title=tag, metadata={})
                 )

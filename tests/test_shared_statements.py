@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gc
 import sqlite3
 import types
 from collections import OrderedDict
@@ -55,6 +56,13 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return compiled
 
 
+async def _clear(store: cs.Store) -> None:
+    for domain in ("memory", "workflows", "observability"):
+        found = store.get(domain)
+        assert found is not None
+        await found.dangerously_clear_all()
+
+
 async def _turn(store: cs.Store, tag: str) -> list[str]:
     """A conversation turn and a workflow step: the ids of the messages read back."""
     memory, workflows = store.memory, store.workflows
@@ -91,6 +99,7 @@ def test_a_second_store_of_a_url_compiles_nothing(
 
     async def main() -> None:
         async with cs.open_store(url) as first:
+            await _clear(first)  # the server's namespace is the test session's
             assert await _turn(first, "a") == ["m-a-0", "m-a-1", "m-a-2"]
         assert compiles, "the first store compiles its statements"
         compiled_by_first = len(compiles)
@@ -122,6 +131,35 @@ def test_a_store_of_another_prefix_compiles_its_own(compiles: list[str], tmp_pat
     with sqlite3.connect(tmp_path / "two.db") as conn:
         rows = conn.execute("SELECT id FROM other_threads").fetchall()
     assert rows == [("t-b",)]
+
+
+def test_a_process_keeps_the_statements_of_its_recent_layouts_only(
+    compiles: list[str], tmp_path: Path
+) -> None:
+    """A store per tenant, each with a prefix of its own: a statement holds the tables of the
+    database that compiled it, so only the recent layouts' statements (and tables) stay
+    alive after their stores closed."""
+    url = f"sqlite:///{tmp_path}/tenants.db"
+    tenants = cache._SHARED_LAYOUTS + 4
+
+    def metadata_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, sa.MetaData) for o in gc.get_objects())
+
+    async def main() -> None:
+        before = metadata_alive()
+        for tenant in range(tenants):
+            async with cs.open_store(url, prefix=f"tenant{tenant}_") as store:
+                await _turn(store, "a")
+        assert len(cache._shared) == cache._SHARED_LAYOUTS
+        assert metadata_alive() - before <= cache._SHARED_LAYOUTS
+        # The most recent tenant's statements are still shared.
+        compiled = len(compiles)
+        async with cs.open_store(url, prefix=f"tenant{tenants - 1}_") as store:
+            assert await _turn(store, "b") == ["m-b-0", "m-b-1", "m-b-2"]
+        assert len(compiles) == compiled
+
+    asyncio.run(main())
 
 
 def test_settings_of_tells_dialects_apart() -> None:
@@ -358,8 +396,7 @@ def test_statement_builders_read_only_what_the_layout_covers(
                 cs.open_store(f"sqlite:///{tmp_path}/copied-{len(audited)}.db") as other,
             ):
                 assert isinstance(store, SqlStore)
-                for domain in ("memory", "workflows", "observability"):
-                    await store.get(domain).dangerously_clear_all()  # type: ignore[union-attr]
+                await _clear(store)
                 await _every_statement(store, other)
 
     asyncio.run(main())

@@ -146,7 +146,7 @@ class SqlDatabase:
         ``native_json``: they choose column types and statement forms), the table prefix and
         the schema, from which the tables are rendered (``render_tables``). Statement
         builders read nothing else of their domain or database (``SqlDomain.prepared``;
-        checked by ``tests/unit/test_shared_statements.py``)."""
+        checked by ``tests/test_shared_statements.py``)."""
         return (settings_of(self.dialect), self.prefix, self.schema)
 
     def table(self, base_name: str) -> sa.Table:

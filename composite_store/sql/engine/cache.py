@@ -89,10 +89,18 @@ def _value_key(value: object) -> Hashable:
     return value  # hashable, checked
 
 
-#: Statements compiled in this process, shared by the databases of one layout (key: the
-#: layout, then the database's own key); bounded like each database's cache.
-_shared: OrderedDict[Hashable, tuple[object, Prepared | None]] = OrderedDict()
-_SHARED_SIZE = 4096
+#: Statements compiled in this process, shared by the databases of one layout: by layout (and
+#: compiling dialect's settings), then by the database's own key.
+_shared: OrderedDict[Hashable, OrderedDict[Hashable, tuple[object, Prepared | None]]] = (
+    OrderedDict()
+)
+#: Layouts whose statements are kept, the most recently used. A statement holds the tables of
+#: the database that compiled it (about 1 MB of SQLAlchemy metadata a layout, kept after that
+#: store closed), so a process opening a store per tenant, each with a prefix of its own,
+#: keeps the statements of its recent tenants only.
+_SHARED_LAYOUTS = 8
+#: Statements kept per layout, as many as one database keeps.
+_SHARED_SIZE = 512
 #: Guards ``_shared``: stores on several threads (each its own event loop) miss at once.
 _shared_lock = threading.Lock()
 
@@ -213,20 +221,28 @@ class StatementCache:
         """The shared entry of this database's ``key``: (what it keeps alive, its statement)."""
         if self._shared_as is None:
             return None
-        shared_key = (self._shared_as, key)
         with _shared_lock:
-            found = _shared.get(shared_key)
+            entries = _shared.get(self._shared_as)
+            if entries is None:
+                return None
+            _shared.move_to_end(self._shared_as)
+            found = entries.get(key)
             if found is not None:
-                _shared.move_to_end(shared_key)
+                entries.move_to_end(key)
             return found
 
     def _shared_put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:
         if self._shared_as is None:
             return
         with _shared_lock:
-            _shared[(self._shared_as, key)] = (keep, prepared)
-            if len(_shared) > _SHARED_SIZE:
-                _shared.popitem(last=False)
+            entries = _shared.get(self._shared_as)
+            if entries is None:
+                entries = _shared[self._shared_as] = OrderedDict()
+                if len(_shared) > _SHARED_LAYOUTS:
+                    _shared.popitem(last=False)
+            entries[key] = (keep, prepared)
+            if len(entries) > _SHARED_SIZE:
+                entries.popitem(last=False)
 
     def _put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:
         self._cache[key] = (keep, prepared)
