@@ -17,7 +17,6 @@ import asyncio
 import gc
 import sqlite3
 import types
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,7 +51,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             compiled.append(self.sql)
 
     monkeypatch.setattr(cache, "Prepared", Counted)
-    monkeypatch.setattr(cache, "_shared", OrderedDict())
+    monkeypatch.setattr(cache, "_shared", cache._Recent(cache._shared.size))
     return compiled
 
 
@@ -338,7 +337,7 @@ def audited(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, set[str]]]:
         return real_get(self, build, *variant, scope=scope)
 
     monkeypatch.setattr(StatementCache, "get", get)
-    monkeypatch.setattr(cache, "_shared", OrderedDict())
+    monkeypatch.setattr(cache, "_shared", cache._Recent(cache._shared.size))
     yield reads_of
 
 

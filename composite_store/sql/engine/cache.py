@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVarTuple
+from typing import Any, TypeVar, TypeVarTuple
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
@@ -22,6 +22,33 @@ from composite_store.sql.engine.prepared import (
 __all__ = ["StatementCache", "settings_of"]
 
 Variant = TypeVarTuple("Variant")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+#: A cache entry: (what it keeps alive, so that the id in its key stays its own; the statement,
+#: or None where a one-row statement has no form for so many rows).
+_Entry = tuple[object, Prepared | None]
+
+
+class _Recent(OrderedDict[K, V]):
+    """A mapping of at most ``size`` entries: the least recently used goes first."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def used(self, key: K) -> V | None:
+        """The value of ``key``, now the most recently used; None if absent."""
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def keep(self, key: K, value: V) -> V:
+        """Store ``value`` under ``key``, dropping the least recently used beyond ``size``."""
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return value
 
 #: Names a statement builder may close over: the domain it belongs to (whose tables and
 #: dialect are the cache's own) and the class ``super()`` needs.
@@ -91,9 +118,6 @@ def _value_key(value: object) -> Hashable:
 
 #: Statements compiled in this process, shared by the databases of one layout: by layout (and
 #: compiling dialect's settings), then by the database's own key.
-_shared: OrderedDict[Hashable, OrderedDict[Hashable, tuple[object, Prepared | None]]] = (
-    OrderedDict()
-)
 #: Layouts whose statements are kept, the most recently used. A statement holds the tables of
 #: the database that compiled it (about 1 MB of SQLAlchemy metadata a layout, kept after that
 #: store closed), so a process opening a store per tenant, each with a prefix of its own,
@@ -101,6 +125,7 @@ _shared: OrderedDict[Hashable, OrderedDict[Hashable, tuple[object, Prepared | No
 _SHARED_LAYOUTS = 8
 #: Statements kept per layout, as many as one database keeps.
 _SHARED_SIZE = 512
+_shared: _Recent[Hashable, _Recent[Hashable, _Entry]] = _Recent(_SHARED_LAYOUTS)
 #: Guards ``_shared``: stores on several threads (each its own event loop) miss at once.
 _shared_lock = threading.Lock()
 
@@ -143,11 +168,10 @@ class StatementCache:
         self._shared_as: Hashable = None
         self._executor = executor
         self._streamer = streamer
-        self._size = size
         #: (scope, id of the builder's code, variant) -> (that code, its statement); and
         #: ("rows", id of a one-row statement, rows) -> (that statement, its form for so many
         #: rows, or None where it has none).
-        self._cache: OrderedDict[Hashable, tuple[object, Prepared | None]] = OrderedDict()
+        self._cache: _Recent[Hashable, _Entry] = _Recent(size)
         #: A one-row upsert's statement by its shape (``SqlDomain.upsert``):
         #: bounded by the tables and the column sets written to them, and dropped with the
         #: statements they were derived from.
@@ -176,9 +200,8 @@ class StatementCache:
         # The code by identity: hashing a code object hashes its constants and names on every
         # call. The entry keeps the code alive, so its id cannot be reused while cached.
         key = (scope, id(code), variant)
-        found = self._cache.get(key)
+        found = self._cache.used(key)
         if found is not None:
-            self._cache.move_to_end(key)
             return found[1]  # type: ignore[return-value]  # a builder's entry has its statement
         _check_builder(build)
         dialect = self._dialect or self._compiling_dialect()
@@ -195,9 +218,8 @@ class StatementCache:
         """``one_row.with_rows(rows)`` (a multi-row INSERT derived from its one-row form),
         derived on first use; None where the statement has no such form."""
         key = ("rows", id(one_row), rows)
-        found = self._cache.get(key)
+        found = self._cache.used(key)
         if found is not None:
-            self._cache.move_to_end(key)
             return found[1]
         shared = self._shared_get(key)
         if shared is not None:
@@ -217,34 +239,22 @@ class StatementCache:
             self._shared_as = (self._layout(), settings_of(dialect))
         return dialect
 
-    def _shared_get(self, key: Hashable) -> tuple[object, Prepared | None] | None:
-        """The shared entry of this database's ``key``: (what it keeps alive, its statement)."""
+    def _shared_get(self, key: Hashable) -> _Entry | None:
+        """The shared entry of this database's ``key``."""
         if self._shared_as is None:
             return None
         with _shared_lock:
-            entries = _shared.get(self._shared_as)
-            if entries is None:
-                return None
-            _shared.move_to_end(self._shared_as)
-            found = entries.get(key)
-            if found is not None:
-                entries.move_to_end(key)
-            return found
+            entries = _shared.used(self._shared_as)
+            return None if entries is None else entries.used(key)
 
     def _shared_put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:
         if self._shared_as is None:
             return
         with _shared_lock:
-            entries = _shared.get(self._shared_as)
+            entries = _shared.used(self._shared_as)
             if entries is None:
-                entries = _shared[self._shared_as] = OrderedDict()
-                if len(_shared) > _SHARED_LAYOUTS:
-                    _shared.popitem(last=False)
-            entries[key] = (keep, prepared)
-            if len(entries) > _SHARED_SIZE:
-                entries.popitem(last=False)
+                entries = _shared.keep(self._shared_as, _Recent(_SHARED_SIZE))
+            entries.keep(key, (keep, prepared))
 
     def _put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:
-        self._cache[key] = (keep, prepared)
-        if len(self._cache) > self._size:
-            self._cache.popitem(last=False)
+        self._cache.keep(key, (keep, prepared))
