@@ -34,7 +34,7 @@ from composite_store.schema import (
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
 from composite_store.sql.engine.cache import settings_of
-from composite_store.sql.tables import render_tables, shadow
+from composite_store.sql.tables import shadow, shared_tables
 from composite_store.urls import split_options
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class SqlDatabase:
         )
         #: Whether the engine was swapped for a read-only one (``attach_read_only``).
         self.read_only = False
-        self.metadata, self.tables = render_tables(dialect, self.prefix, self.schema)
+        self.metadata, self.tables = shared_tables(dialect, self.prefix, self.schema)
         #: An ``AsyncEngine`` (checked without importing the asyncio extension and greenlet).
         self.is_async = hasattr(self.engine, "sync_engine")
         self._executor: ThreadPoolExecutor | None = None
@@ -121,7 +121,12 @@ class SqlDatabase:
         #: Held by whichever thread uses the worker connection: the worker, or the event loop's
         #: thread running a short operation inline (``run(..., short=True)``).
         self._sync_lock = threading.Lock()
+        #: Base names of the documented tables known to exist: created by :meth:`create` or
+        #: found in the catalog by it.
         self._created: set[str] = set()
+        #: The tables of this database's schema that the catalog listed at the latest
+        #: :meth:`create` that looked (empty before one did).
+        self.listed_tables: frozenset[str] = frozenset()
         #: ``record_values``' functions by (table, record class).
         self._column_views: dict[
             tuple[str, type[BaseModel]], Callable[[BaseModel], dict[str, Any]]
@@ -467,30 +472,45 @@ class SqlDatabase:
 
     # -- DDL -------------------------------------------------------------------------------------
 
-    async def create(self, specs: Iterable[TableSpec]) -> None:
-        """Create the tables and indexes of ``specs`` if they do not exist (idempotent)."""
+    async def create(self, specs: Iterable[TableSpec]) -> set[str]:
+        """Create the tables and indexes of ``specs`` if they do not exist (idempotent); return
+        the base names of those that the catalog did not list, which this call created.
+
+        The schema's tables are listed with one catalog query, and every documented table
+        found is known to exist from then on, for the other domains' ``init()`` too: opening
+        an existing database costs one query, not SQLAlchemy's check per table (PostgreSQL:
+        42 statements, 27 ms, for the seven domains' ``init()``; docs/benchmarks.md,
+        "Session 2026-12-06 (fifth)"). A table created since the listing by another process
+        is still checked for, by ``create_all``'s own check, before it is created."""
         wanted = [self.tables[s.base_name] for s in specs if s.base_name not in self._created]
         if not wanted:
-            return
+            return set()
 
-        def ddl(conn: Connection) -> None:
+        def ddl(conn: Connection) -> frozenset[str]:
             self.dialect.create_namespace(conn, self.schema)
-            self.metadata.create_all(conn, tables=wanted, checkfirst=True)
+            listed = frozenset(sa.inspect(conn).get_table_names(schema=self.schema))
+            missing = [t for t in wanted if t.name not in listed]
+            if missing:
+                self.metadata.create_all(conn, tables=missing, checkfirst=True)
+            return listed
 
-        await self.run_ddl(ddl)
-        self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
+        listed = self.listed_tables = await self.run_ddl(ddl)
+        self._created.update(b for b, t in self.tables.items() if t.name in listed)
+        made = {t.name.removeprefix(self.prefix) for t in wanted if t.name not in listed}
+        self._created.update(made)
+        return made
 
-    async def run_ddl(self, fn: Callable[[Connection], None]) -> None:
+    async def run_ddl(self, fn: Callable[[Connection], T]) -> T:
         """Run check-then-create DDL (``checkfirst=True``), re-checking when another process
         created the same object between our check and our CREATE (on servers the two are not
         atomic, so concurrent ``init()`` calls race)."""
         for attempt in range(DDL_ATTEMPTS):
             try:
-                await self.run(fn, write=True)
-                return
+                return await self.run(fn, write=True)
             except CompositeStoreError as exc:
                 if attempt == DDL_ATTEMPTS - 1 or not _created_concurrently(exc):
                     raise
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def clear(self, specs: Iterable[TableSpec]) -> None:
         """Delete every row of ``specs``' tables."""
@@ -543,6 +563,7 @@ class SqlDatabase:
             self._executor.shutdown(wait=False)
             self._executor = None
         self._created.clear()
+        self.listed_tables = frozenset()
 
     def describe(self) -> str:
         url = self.url or self.engine.url.render_as_string(hide_password=True)

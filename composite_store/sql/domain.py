@@ -269,7 +269,8 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         return self.db.tables
 
     async def _init(self) -> None:
-        await self.db.create(self.specs)
+        made = await self.db.create(self.specs)
+        self._created_by_init = {spec.base_name for spec in self.specs} <= made
 
     async def _clear(self) -> None:
         await self.db.clear(self.specs)

@@ -63,14 +63,14 @@ def versions_table(db: SqlDatabase) -> sa.Table:
 
 async def _ensure(db: SqlDatabase) -> sa.Table:
     tbl = versions_table(db)
-    if db not in _created:
+    if db not in _created and tbl.name not in db.listed_tables:
 
         def create(conn: Connection) -> None:
             db.dialect.create_namespace(conn, db.schema)
             tbl.create(conn, checkfirst=True)
 
         await db.run_ddl(create)
-        _created.add(db)
+    _created.add(db)
     return tbl
 
 
@@ -81,12 +81,14 @@ async def read_version(db: SqlDatabase, domain: str) -> int | None:
     stmt = sa.select(tbl.c.version).where(tbl.c.domain == domain)
 
     def read(conn: Connection) -> int | None:
-        if db not in _created and not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
+        known = db in _created or tbl.name in db.listed_tables
+        if not known and not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
             return None
         found: int | None = conn.execute(stmt).scalar()
         return found
 
-    return await db.run(read)
+    # Reads that need no common snapshot: in autocommit, without BEGIN and COMMIT.
+    return await db.run(read, single=True)
 
 
 async def write_version(db: SqlDatabase, domain: str, version: int) -> None:

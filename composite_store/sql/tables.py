@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Hashable
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,8 +18,14 @@ from composite_store.schema import (
     variant_nullable,
 )
 from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.engine.cache import Recent, settings_of
 
-__all__ = ["index_name", "render_tables", "shadow"]
+__all__ = ["index_name", "render_tables", "shadow", "shared_tables"]
+
+#: Layouts whose rendered tables the process keeps for the next database of the same layout.
+_RENDERED_LAYOUTS = 8
+_rendered: Recent[Hashable, tuple[sa.MetaData, dict[str, sa.Table]]] = Recent(_RENDERED_LAYOUTS)
+_rendered_lock = threading.Lock()
 
 
 def shadow(name: str) -> str:
@@ -104,3 +112,28 @@ def render_tables(
         spec.base_name: render_table(metadata, spec, dialect, prefix, schema) for spec in TABLES
     }
     return metadata, tables
+
+
+def shared_tables(
+    dialect: SqlDialect, prefix: str, schema: str | None
+) -> tuple[sa.MetaData, dict[str, sa.Table]]:
+    """:func:`render_tables`, rendered once for the databases of the same layout: the
+    backend's dialect as it is now (its settings, compared by value), the prefix and the
+    schema, which are all that rendering reads. Rendering every documented table took 7 of
+    the 13 ms of opening and initializing an existing SQLite database (docs/benchmarks.md,
+    "Session 2026-12-06 (fifth)"); a store opened per request renders none.
+
+    The tables are shared, so nothing may change them: code that needs another form of a
+    table (an index built with other options, in ``sql.fixes``) changes a copy
+    (``Table.to_metadata``). The 8 most recently used layouts are kept; a database keeps its
+    own tables alive as long as it lives."""
+    key = (settings_of(dialect), prefix, schema)
+    with _rendered_lock:
+        found = _rendered.used(key)
+    if found is not None:
+        return found
+    rendered = render_tables(dialect, prefix, schema)
+    with _rendered_lock:
+        # Another thread may have rendered the same layout meanwhile: one copy is kept.
+        found = _rendered.used(key)
+        return found if found is not None else _rendered.keep(key, rendered)

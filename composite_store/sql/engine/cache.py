@@ -19,7 +19,7 @@ from composite_store.sql.engine.prepared import (
     driver_cursor,
 )
 
-__all__ = ["StatementCache", "settings_of"]
+__all__ = ["Recent", "StatementCache", "settings_of"]
 
 Variant = TypeVarTuple("Variant")
 K = TypeVar("K", bound=Hashable)
@@ -29,7 +29,7 @@ V = TypeVar("V")
 _Entry = tuple[object, Prepared | None]
 
 
-class _Recent(OrderedDict[K, V]):
+class Recent(OrderedDict[K, V]):
     """A mapping of at most ``size`` entries: the least recently used goes first."""
 
     def __init__(self, size: int) -> None:
@@ -125,7 +125,7 @@ def _value_key(value: object) -> Hashable:
 _SHARED_LAYOUTS = 8
 #: Statements kept per layout, as many as one database keeps.
 _SHARED_SIZE = 512
-_shared: _Recent[Hashable, _Recent[Hashable, _Entry]] = _Recent(_SHARED_LAYOUTS)
+_shared: Recent[Hashable, Recent[Hashable, _Entry]] = Recent(_SHARED_LAYOUTS)
 #: Guards ``_shared``: stores on several threads (each its own event loop) miss at once.
 _shared_lock = threading.Lock()
 
@@ -171,7 +171,7 @@ class StatementCache:
         #: (scope, id of the builder's code, variant) -> (that code, its statement); and
         #: ("rows", id of a one-row statement, rows) -> (that statement, its form for so many
         #: rows, or None where it has none).
-        self._cache: _Recent[Hashable, _Entry] = _Recent(size)
+        self._cache: Recent[Hashable, _Entry] = Recent(size)
         #: A one-row upsert's statement by its shape (``SqlDomain.upsert``):
         #: bounded by the tables and the column sets written to them, and dropped with the
         #: statements they were derived from.
@@ -253,7 +253,7 @@ class StatementCache:
         with _shared_lock:
             entries = _shared.used(self._shared_as)
             if entries is None:
-                entries = _shared.keep(self._shared_as, _Recent(_SHARED_SIZE))
+                entries = _shared.keep(self._shared_as, Recent(_SHARED_SIZE))
             entries.keep(key, (keep, prepared))
 
     def _put(self, key: Hashable, keep: object, prepared: Prepared | None) -> None:

@@ -1,0 +1,180 @@
+"""``init()`` of a relational store: what opening a database costs, and what it still finds.
+
+A store opened per request or per worker pays its ``init()`` each time. The tables of the
+database's schema are listed with one catalog query (``SqlDatabase.create``), and a table
+listed is known to exist for every domain of the store: no check per table, as
+SQLAlchemy's ``create_all(checkfirst=True)`` makes. A database that had none of a domain's
+tables is at the current schema version once they are created, without a look at their
+indexes. The tables themselves are rendered once for the databases of one layout
+(``sql.tables.shared_tables``). These tests hold each shortcut to what it skips, on every
+relational backend that runs here: the statements sent, and the tables and versions found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+import composite_store as cs
+from composite_store.schema import tables_for
+from composite_store.schema.drift import compare
+from composite_store.schema.migrations import SchemaDriftWarning, current_version
+from composite_store.sql.database import SqlDatabase
+from composite_store.sql.store import SqlStore
+from composite_store.urls import split_options
+from tests.support.sql_stores import sql_store_url
+
+BACKENDS = ["sqlite", "postgres", "mariadb"]
+#: The table a CREATE TABLE statement creates, without its schema.
+CREATED = re.compile(r"CREATE TABLE (?:\S+\.)?(\S+) \(")
+
+
+async def _init_recording(url: str, **options: Any) -> tuple[SqlStore, list[str]]:
+    """A new store of ``url``, initialized: the store and the SQL of every statement its
+    ``init()`` sent. The caller closes the store."""
+    store = cs.open_store(url, **options)
+    assert isinstance(store, SqlStore)
+    engine = store.database.engine
+    sync_engine = getattr(engine, "sync_engine", engine)
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        sent.append(" ".join(statement.split()))
+
+    sa.event.listen(sync_engine, "before_cursor_execute", record)
+    try:
+        await store.init()
+    finally:
+        sa.event.remove(sync_engine, "before_cursor_execute", record)
+    return store, sent
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_init_of_an_existing_database_lists_its_tables_once(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = sql_store_url(backend, request, tmp_path)
+
+    async def main() -> None:
+        async with cs.open_store(url):  # creates the tables (or finds the session's)
+            pass
+        store, sent = await _init_recording(url)
+        try:
+            domains = len(store.domains)
+            # A version read per domain, the listing, the namespace's check and the
+            # transaction's BEGIN; SQLAlchemy's check per table was 42 statements on
+            # PostgreSQL for the seven domains.
+            assert len(sent) <= domains + 3, sent
+            versions = [s for s in sent if "composite_schema.version" in s]
+            assert len(versions) == domains, sent
+            # The store works on the tables it found.
+            memory = store.memory
+            await memory.save_resource(
+                resource=cs.Resource(id="r-open", working_memory="# wm", metadata={})
+            )
+            found = await memory.get_resource_by_id(resource_id="r-open")
+            assert found is not None and found.working_memory == "# wm"
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_table_dropped_since_the_listing_of_another_store_is_created_again(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Another process drops a table between two stores' ``init()``: the second store's
+    listing does not have it, and its ``init()`` creates it again."""
+    url = sql_store_url(backend, request, tmp_path)
+    prefix = "reopened_"
+
+    async def main() -> None:
+        async with cs.open_store(url, prefix=prefix) as first:
+            assert isinstance(first, SqlStore)
+            db = first.database
+            resources = db.tables["resources"]
+            assert resources.name in db.listed_tables or "resources" in db._created
+
+            def drop(conn: Any) -> None:
+                resources.drop(conn)
+
+            await db.run(drop, write=True)
+        store, sent = await _init_recording(url, prefix=prefix)
+        try:
+            created = [m[1] for s in sent if (m := CREATED.match(s))]
+            assert created == [f"{prefix}resources"], sent
+            await store.memory.save_resource(
+                resource=cs.Resource(id="r-back", working_memory="back", metadata={})
+            )
+            found = await store.memory.get_resource_by_id(resource_id="r-back")
+            assert found is not None and found.working_memory == "back"
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_a_new_database_is_at_the_current_versions_without_a_look_at_its_indexes(
+    tmp_path: Path,
+) -> None:
+    """Tables this release just created need no migration: the version is recorded as
+    current without reading their indexes back (700 statements on SQLite before)."""
+    url = f"sqlite:///{tmp_path}/new.db"
+
+    async def main() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaDriftWarning)
+            store, sent = await _init_recording(url)
+        try:
+            assert not [s for s in sent if "index_list" in s or "index_info" in s], sent
+            versions = {n: await d.schema_version() for n, d in store.domains.items()}
+            assert versions == {n: current_version(n) for n in versions}
+            # Right to: what was created is the documented schema, every migration's index
+            # included.
+            for dom in store.domains.values():
+                physical = await dom.describe_physical()
+                assert [d.message for d in compare(tables_for(dom.domain), physical)] == []
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_databases_of_one_layout_share_their_rendered_tables(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``shared_tables``: the tables are rendered once per layout (backend dialect and its
+    settings, prefix, schema) and never shared across layouts."""
+    pg_url = sql_store_url("postgres", request, tmp_path)
+
+    def database(url: str, **options: Any) -> SqlDatabase:
+        store = cs.open_store(url, **options)  # nothing connects before init()
+        assert isinstance(store, SqlStore)
+        return store.database
+
+    first = database(f"sqlite:///{tmp_path}/a.db")
+    second = database(f"sqlite:///{tmp_path}/b.db")
+    assert second.tables is first.tables and second.metadata is first.metadata
+    other_prefix = database(f"sqlite:///{tmp_path}/a.db", prefix="other_")
+    assert other_prefix.tables["threads"].name == "other_threads"
+    postgres = database(pg_url)
+    assert postgres.tables is not first.tables
+    assert "createdAtZ" in postgres.tables["threads"].c  # PostgreSQL's shadow timestamps
+    assert "createdAtZ" not in first.tables["threads"].c
+    assert database(pg_url).tables is postgres.tables
+    other_pg_prefix = database(pg_url, prefix="other_")
+    assert other_pg_prefix.tables["threads"].name == "other_threads"
+    assert other_pg_prefix.tables["threads"].schema == postgres.tables["threads"].schema
+    server, _ = split_options(pg_url, ("schema", "prefix"))
+    in_a, in_b = database(server, schema="schema_a"), database(server, schema="schema_b")
+    assert (in_a.tables["threads"].schema, in_b.tables["threads"].schema) == (
+        "schema_a",
+        "schema_b",
+    )
