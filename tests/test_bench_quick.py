@@ -94,3 +94,16 @@ def test_index_cost_inserts_into_both_schemas(tmp_path: Path) -> None:
     found = index_cost.measure(rows=5, reps=1)
     assert set(found) == {"W1 thread insert", "W5 snapshot insert (no resource)"}
     assert all(theirs > 0 and ours > 0 for theirs, ours in found.values())
+
+
+def test_opening_quick_run_on_sqlite_reports_both_databases() -> None:
+    # bench.opening at a CI size: a database with its tables and a new one, each with the
+    # statements its init() sent (fewer with tables present: no table is created).
+    from bench import opening
+
+    rows = asyncio.run(opening.measure("sqlite", reps=2))
+    assert [r["case"] for r in rows] == ["tables present", "new"]
+    assert all(r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"] for r in rows)
+    present, new = rows
+    assert 0 < present["statements"] < new["statements"]
+    assert "| sqlite | tables present |" in opening._table(rows)
