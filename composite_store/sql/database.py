@@ -509,9 +509,9 @@ class SqlDatabase:
         return {t.name.removeprefix(self.prefix) for t in absent}
 
     async def run_ddl(self, fn: Callable[[Connection], T]) -> T:
-        """Run check-then-create DDL (``checkfirst=True``), re-checking when another process
+        """Run check-then-create DDL (a lookup, then CREATE), re-checking when another process
         created the same object between our check and our CREATE (on servers the two are not
-        atomic, so concurrent ``init()`` calls race)."""
+        atomic, so concurrent ``init()`` calls race); return what ``fn`` returns."""
         for attempt in range(DDL_ATTEMPTS):
             try:
                 return await self.run(fn, write=True)
