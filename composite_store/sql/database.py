@@ -33,8 +33,7 @@ from composite_store.schema import (
 )
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
-from composite_store.sql.engine.cache import settings_of
-from composite_store.sql.tables import shadow, shared_tables
+from composite_store.sql.tables import layout_of, shadow, shared_tables
 from composite_store.urls import split_options
 
 if TYPE_CHECKING:
@@ -149,10 +148,10 @@ class SqlDatabase:
         """What shapes this database's statements besides the dialect they are compiled with:
         the backend's dialect and its settings (``MysqlDialect.is_mariadb``, Oracle's
         ``native_json``: they choose column types and statement forms), the table prefix and
-        the schema, from which the tables are rendered (``render_tables``). Statement
+        the schema, from which the tables are rendered (``layout_of``). Statement
         builders read nothing else of their domain or database (``SqlDomain.prepared``;
         checked by ``tests/test_shared_statements.py``)."""
-        return (settings_of(self.dialect), self.prefix, self.schema)
+        return layout_of(self.dialect, self.prefix, self.schema)
 
     def table(self, base_name: str) -> sa.Table:
         return self.tables[base_name]

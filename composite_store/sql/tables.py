@@ -20,7 +20,7 @@ from composite_store.schema import (
 from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine.cache import Recent, settings_of
 
-__all__ = ["index_name", "render_tables", "shadow", "shared_tables"]
+__all__ = ["index_name", "layout_of", "render_tables", "shadow", "shared_tables"]
 
 #: Layouts whose rendered tables the process keeps for the next database of the same layout.
 _RENDERED_LAYOUTS = 8
@@ -114,20 +114,26 @@ def render_tables(
     return metadata, tables
 
 
+def layout_of(dialect: SqlDialect, prefix: str, schema: str | None) -> Hashable:
+    """The layout of a database: what its tables are rendered from (:func:`render_tables`
+    reads nothing else), which its statements are built from too. The backend's dialect as
+    it is now counts by its settings, compared by value (``settings_of``)."""
+    return (settings_of(dialect), prefix, schema)
+
+
 def shared_tables(
     dialect: SqlDialect, prefix: str, schema: str | None
 ) -> tuple[sa.MetaData, dict[str, sa.Table]]:
-    """:func:`render_tables`, rendered once for the databases of the same layout: the
-    backend's dialect as it is now (its settings, compared by value), the prefix and the
-    schema, which are all that rendering reads. Rendering every documented table took 7 of
-    the 13 ms of opening and initializing an existing SQLite database (docs/benchmarks.md,
-    "Session 2026-12-06 (fifth)"); a store opened per request renders none.
+    """:func:`render_tables`, rendered once for the databases of the same layout
+    (:func:`layout_of`). Rendering every documented table took 7 of the 13 ms of opening
+    and initializing an existing SQLite database (docs/benchmarks.md, "Session 2026-12-06
+    (fifth)"); a store opened per request renders none.
 
     The tables are shared, so nothing may change them: code that needs another form of a
     table (an index built with other options, in ``sql.fixes``) changes a copy
     (``Table.to_metadata``). The 8 most recently used layouts are kept; a database keeps its
     own tables alive as long as it lives."""
-    key = (settings_of(dialect), prefix, schema)
+    key = layout_of(dialect, prefix, schema)
     with _rendered_lock:
         found = _rendered.used(key)
     if found is not None:
