@@ -480,11 +480,13 @@ class SqlDatabase:
         an existing database costs one query, not SQLAlchemy's check per table (PostgreSQL:
         28 statements and 44 ms for the seven domains' ``init()`` before, 9 and 15 ms now;
         docs/operations.md, "Opening a database that has its tables")."""
-        wanted = [self.tables[s.base_name] for s in specs if s.base_name not in self._created]
+        wanted = {
+            s.base_name: self.tables[s.base_name] for s in specs if s.base_name not in self._created
+        }
         if not wanted:
             return set()
 
-        def ddl(conn: Connection) -> tuple[frozenset[str], list[sa.Table]]:
+        def ddl(conn: Connection) -> tuple[frozenset[str], set[str]]:
             self.dialect.create_namespace(conn, self.schema)
             inspector = sa.inspect(conn)
             listed = frozenset(inspector.get_table_names(schema=self.schema))
@@ -492,20 +494,21 @@ class SqlDatabase:
             # this call creates is then exactly what did not exist, whatever the catalog's
             # spelling of names (a CREATE that loses a race with another process fails, and
             # run_ddl looks again).
-            absent = [
-                t
-                for t in wanted
+            absent = {
+                base
+                for base, t in wanted.items()
                 if t.name not in listed and not inspector.has_table(t.name, schema=t.schema)
-            ]
+            }
             if absent:
-                self.metadata.create_all(conn, tables=absent, checkfirst=False)
+                tables = [wanted[base] for base in absent]
+                self.metadata.create_all(conn, tables=tables, checkfirst=False)
             return listed, absent
 
         listed, absent = await self.run_ddl(ddl)
         self.listed_tables = listed
         self._created.update(b for b, t in self.tables.items() if t.name in listed)
-        self._created.update(t.name.removeprefix(self.prefix) for t in wanted)
-        return {t.name.removeprefix(self.prefix) for t in absent}
+        self._created.update(wanted)
+        return absent
 
     async def run_ddl(self, fn: Callable[[Connection], T]) -> T:
         """Run check-then-create DDL (a lookup, then CREATE), re-checking when another process
