@@ -23,18 +23,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 import composite_store as cs
-from bench.backends import _server
+from bench.backends import _server, scratch_dir
 from composite_store.sql.store import SqlStore
 
 BACKENDS = ("sqlite", "postgres", "mariadb")
@@ -64,21 +63,19 @@ async def _open(url: str) -> tuple[float, int]:
 Maker = Callable[[], Awaitable[str]]
 
 
-async def _namespaces(backend: str) -> tuple[Maker, Callable[[], Awaitable[None]]]:
+async def _new_databases(backend: str) -> tuple[Maker, Callable[[], Awaitable[None]]]:
     """A maker of new empty databases of ``backend`` (their store URLs) and the cleanup that
     drops every one it made."""
     made: list[str] = []
     if backend == "sqlite":
-        scratch = Path(tempfile.mkdtemp(prefix="bench-opening-"))
+        scratch = scratch_dir()
         numbers = itertools.count()
 
         async def new_file() -> str:
             return f"sqlite:///{scratch / f'db{next(numbers)}.db'}"
 
         async def remove_files() -> None:
-            for path in scratch.iterdir():
-                path.unlink()
-            scratch.rmdir()
+            shutil.rmtree(scratch, ignore_errors=True)
 
         return new_file, remove_files
     provision: Any
@@ -103,7 +100,7 @@ async def _namespaces(backend: str) -> tuple[Maker, Callable[[], Awaitable[None]
 
 async def measure(backend: str, reps: int) -> list[dict[str, Any]]:
     """The two rows of ``backend``: tables present, and new."""
-    new_database, cleanup = await _namespaces(backend)
+    new_database, cleanup = await _new_databases(backend)
     try:
         present = await new_database()
         await _open(present)  # creates the tables; the process's imports are warm after it
