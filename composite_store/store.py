@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 from composite_store.domains.base import Domain
 from composite_store.errors import DomainNotConfiguredError, ValidationError
 from composite_store.schema import DOMAINS, domain_key
+from composite_store.schema.migrations import one_opening
 
 if TYPE_CHECKING:
     from composite_store.domains.datasets import DatasetsDomain
@@ -133,8 +134,9 @@ class Store:
 
     async def init(self) -> None:
         """Initialize every domain, one after the other (DDL is never run concurrently)."""
-        for dom in self._distinct():
-            await dom.init()
+        with one_opening():
+            for dom in self._distinct():
+                await dom.init()
 
     async def close(self) -> None:
         """Close every domain, then what the store itself opened."""

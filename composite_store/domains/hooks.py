@@ -300,6 +300,13 @@ class Migratable(Domain):
     async def _read_schema_version(self) -> int | None:
         """The recorded schema version, None when none is."""
 
+    async def _version_at_init(self) -> int | None:
+        """The recorded schema version as ``init()`` checks it (:func:`settle`): by default
+        :meth:`_read_schema_version`. A backend may answer from one reading of every
+        domain's version, made as ``init()`` looked at the database (``sql.schema_versions``
+        does), rather than a round trip per domain."""
+        return await self._read_schema_version()
+
     @abstractmethod
     async def _write_schema_version(self, version: int) -> None:
         """Record ``version`` as this domain's schema version."""
@@ -389,7 +396,7 @@ async def settle(dom: Migratable) -> None:
     """
     if not checking():
         return
-    stored = await dom._read_schema_version()
+    stored = await dom._version_at_init()
     recorded = await recorded_version(dom) if stored is None else stored
     assert recorded is not None
     if stored is None:

@@ -38,6 +38,8 @@ __all__ = [
     "Step",
     "checking",
     "current_version",
+    "one_opening",
+    "opening",
     "pending",
     "unchecked",
     "version_table",
@@ -369,3 +371,24 @@ def unchecked() -> Iterator[None]:
 def checking() -> bool:
     """Whether ``init()`` checks and records schema versions (False within :func:`unchecked`)."""
     return _checking.get()
+
+
+#: The store ``init()`` in progress: a token of its own per call, None outside one.
+_opening: ContextVar[object | None] = ContextVar("composite_store_opening", default=None)
+
+
+@contextmanager
+def one_opening() -> Iterator[None]:
+    """Within this block the domains' ``init()`` calls are one opening of a store
+    (``Store.init``): a backend may read every domain's recorded version once for all of
+    them (``Migratable._version_at_init``). Outside it each domain reads its own."""
+    token = _opening.set(object())
+    try:
+        yield
+    finally:
+        _opening.reset(token)
+
+
+def opening() -> object | None:
+    """The store opening in progress (its token), None outside :func:`one_opening`."""
+    return _opening.get()

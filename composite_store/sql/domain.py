@@ -330,6 +330,10 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         # docstring inherited
         return await schema_versions.read_version(self.db, self.domain)
 
+    async def _version_at_init(self) -> int | None:
+        # docstring inherited
+        return await schema_versions.version_at_init(self.db, self.domain)
+
     async def _write_schema_version(self, version: int) -> None:
         # docstring inherited
         await schema_versions.write_version(self.db, self.domain, version)

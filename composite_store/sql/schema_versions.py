@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
@@ -29,6 +30,7 @@ from composite_store.schema.migrations import (
     NamePrimaryKey,
     Statement,
     Step,
+    opening,
     version_table,
 )
 from composite_store.sql.database import SqlDatabase
@@ -38,10 +40,29 @@ from composite_store.sql.tables import index_name
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["migration_plan", "read_version", "versions_table", "write_version"]
+__all__ = [
+    "migration_plan",
+    "read_version",
+    "version_at_init",
+    "versions_table",
+    "write_version",
+]
 
 _tables: weakref.WeakKeyDictionary[SqlDatabase, sa.Table] = weakref.WeakKeyDictionary()
 _created: weakref.WeakSet[SqlDatabase] = weakref.WeakSet()
+
+
+@dataclass
+class _VersionsRead:
+    """Every domain's recorded version, read once for one opening of a store."""
+
+    opening: object
+    versions: dict[str, int]
+
+
+_read_for_opening: weakref.WeakKeyDictionary[SqlDatabase, _VersionsRead] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def versions_table(db: SqlDatabase) -> sa.Table:
@@ -61,9 +82,14 @@ def versions_table(db: SqlDatabase) -> sa.Table:
     return found
 
 
+def _known(db: SqlDatabase) -> bool:
+    """Whether ``db``'s version table is known to exist: created, or found by the listing."""
+    return db in _created or versions_table(db).name in db.listed_tables
+
+
 async def _ensure(db: SqlDatabase) -> sa.Table:
     tbl = versions_table(db)
-    if db not in _created and tbl.name not in db.listed_tables:
+    if not _known(db):
 
         def create(conn: Connection) -> None:
             db.dialect.create_namespace(conn, db.schema)
@@ -81,14 +107,41 @@ async def read_version(db: SqlDatabase, domain: str) -> int | None:
     stmt = sa.select(tbl.c.version).where(tbl.c.domain == domain)
 
     def read(conn: Connection) -> int | None:
-        known = db in _created or tbl.name in db.listed_tables
-        if not known and not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
+        if not _known(db) and not sa.inspect(conn).has_table(tbl.name, schema=tbl.schema):
             return None
         found: int | None = conn.execute(stmt).scalar()
         return found
 
     # Reads that need no common snapshot: in autocommit, without BEGIN and COMMIT.
     return await db.run(read, single=True)
+
+
+async def version_at_init(db: SqlDatabase, domain: str) -> int | None:
+    """The version recorded for ``domain``, as ``init()`` checks it.
+
+    The domains of a store share its database and settle one after the other within one
+    opening of the store (``Store.init``), just after its tables were listed
+    (``SqlDatabase.create``). The first of them reads every domain's version with one
+    query; the others take theirs from that reading: opening a database costs one version
+    read, not one per domain (PostgreSQL: 7 round trips). Each domain writes only its own
+    version, so what the others took stays true for them. Nothing is kept past the opening:
+    a domain initialized on its own, or one settling before the version table exists (a new
+    database), reads as :func:`read_version` does."""
+    current = opening()
+    tbl = versions_table(db)
+    if current is None or not _known(db):
+        return await read_version(db, domain)
+    reading = _read_for_opening.get(db)
+    if reading is None or reading.opening is not current:
+        stmt = sa.select(tbl.c.domain, tbl.c.version)
+
+        def read(conn: Connection) -> dict[str, int]:
+            return {name: version for name, version in conn.execute(stmt)}
+
+        # In autocommit, as read_version: the reading needs no common snapshot.
+        reading = _VersionsRead(current, await db.run(read, single=True))
+        _read_for_opening[db] = reading
+    return reading.versions.get(domain)
 
 
 async def write_version(db: SqlDatabase, domain: str, version: int) -> None:
