@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,9 @@ import pytest
 import sqlalchemy as sa
 
 import composite_store as cs
+from composite_store.errors import SchemaMismatchError
 from composite_store.schema import tables_for
 from composite_store.schema.drift import compare
-from composite_store.errors import SchemaMismatchError
 from composite_store.schema.migrations import SchemaDriftWarning, current_version
 from composite_store.sql.database import SqlDatabase
 from composite_store.sql.schema_versions import write_version
@@ -155,6 +156,35 @@ def test_a_table_dropped_since_the_listing_of_another_store_is_created_again(
             found = await store.memory.get_resource_by_id(resource_id="r-back")
             assert found is not None and found.working_memory == "back"
         finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_init_creates_a_postgres_schema_that_does_not_exist(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The namespace is looked for only when the listing is empty (a schema that has tables
+    exists): a schema that does not exist lists as empty, and ``init()`` creates it."""
+    server, _ = split_options(sql_store_url("postgres", request, tmp_path), ("schema", "prefix"))
+    name = f"opened_{secrets.token_hex(4)}"
+
+    async def main() -> None:
+        store, sent = await _init_recording(server, schema=name)
+        try:
+            assert any(f'CREATE SCHEMA IF NOT EXISTS "{name}"' in s for s in sent), sent
+            await store.memory.save_resource(
+                resource=cs.Resource(id="r-schema", working_memory="in it", metadata={})
+            )
+            again, sent = await _init_recording(server, schema=name)
+            await again.close()
+            looked = [s for s in sent if "FROM pg_catalog.pg_namespace WHERE" in s]
+            assert not looked and not [s for s in sent if "CREATE" in s], sent
+            found = await store.memory.get_resource_by_id(resource_id="r-schema")
+            assert found is not None and found.working_memory == "in it"
+        finally:
+            drop = f'DROP SCHEMA IF EXISTS "{name}" CASCADE'
+            await store.database.run(lambda conn: conn.exec_driver_sql(drop), write=True)
             await store.close()
 
     asyncio.run(main())

@@ -488,9 +488,12 @@ class SqlDatabase:
             return set()
 
         def ddl(conn: Connection) -> tuple[frozenset[str], set[str]]:
-            self.dialect.create_namespace(conn, self.schema)
             inspector = sa.inspect(conn)
             listed = frozenset(inspector.get_table_names(schema=self.schema))
+            if not listed:
+                # A schema with tables exists; an empty listing may be a schema that does
+                # not (which lists as empty), to create before its tables.
+                self.dialect.create_namespace(conn, self.schema)
             # A table the listing lacks is looked up by name before it is created: what
             # this call creates is then exactly what did not exist, whatever the catalog's
             # spelling of names (a CREATE that loses a race with another process fails, and
