@@ -196,6 +196,14 @@ def test_settings_of_tells_dialects_apart() -> None:
     first.extra, second.extra = {"k": 1}, {"k": 2}  # type: ignore[attr-defined]
     assert settings_of(first) != settings_of(second)
 
+    # What SQLAlchemy memoizes on first use is derived from the rest, not a setting: a
+    # dialect that compiled a bind parameter shares with one that did not yet (a store
+    # whose init() compiled one, and a store whose init() compiled none).
+    used = dialect()
+    sa.select(sa.literal(1)).compile(dialect=used)
+    assert "_bind_typing_render_casts" in vars(used)
+    assert settings_of(used) == settings_of(dialect())
+
 
 def test_without_a_layout_nothing_is_shared(compiles: list[str]) -> None:
     def build() -> sa.Select[Any]:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar, TypeVarTuple
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
+from sqlalchemy.util import memoized_property
 
 from composite_store.sql.engine.prepared import (
     Executor,
@@ -100,8 +101,16 @@ def settings_of(obj: object) -> Hashable:
     unknown attribute holding a fresh instance) keeps two dialects apart: unknown state never
     lets two databases share statements, at worst each compiles its own.
     """
-    return (type(obj), tuple((name, _value_key(value)) for name, value in
-                             sorted(vars(obj).items()) if name not in _DERIVED))
+    cls = type(obj)
+    return (cls, tuple((name, _value_key(value)) for name, value in sorted(vars(obj).items())
+                       if name not in _DERIVED and not _memoized(cls, name)))
+
+
+def _memoized(cls: type, name: str) -> bool:
+    """Whether ``name`` is a memoized property of ``cls``: a value SQLAlchemy derives from
+    the object's other state on first use (``_bind_typing_render_casts`` from ``bind_typing``),
+    so present or not depending on what was compiled before, never a setting of its own."""
+    return isinstance(getattr(cls, name, None), memoized_property)
 
 
 def _value_key(value: object) -> Hashable:
