@@ -478,9 +478,9 @@ class SqlDatabase:
         The schema's tables are listed with one catalog query, and every documented table
         found is known to exist from then on, for the other domains' ``init()`` too: opening
         an existing database costs one query, not SQLAlchemy's check per table (PostgreSQL:
-        28 statements and 44 ms for the seven domains' ``init()`` before; 3 and 13 ms with
-        the versions read once, ``sql.schema_versions.version_at_init``; docs/operations.md,
-        "Opening a database that has its tables")."""
+        28 statements and 44 ms for the seven domains' ``init()`` before; 2 statements and
+        13-15 ms with the versions read once, ``sql.schema_versions.version_at_init``;
+        docs/operations.md, "Opening a database that has its tables")."""
         wanted = {
             s.base_name: self.tables[s.base_name] for s in specs if s.base_name not in self._created
         }
