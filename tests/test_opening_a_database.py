@@ -161,6 +161,56 @@ def test_a_table_dropped_since_the_listing_of_another_store_is_created_again(
     asyncio.run(main())
 
 
+def test_opening_an_existing_postgres_database_takes_few_round_trips(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every request a store's opening sends on PostgreSQL, as libpq traces them: the
+    session settings in one (not BEGIN, SET, COMMIT), SQLAlchemy's look at the server without
+    its HSTORE lookup (a savepoint, a catalog query, its release), the listing in autocommit
+    (not BEGIN, listing, COMMIT) and one version read: 9 round trips, 16 before."""
+    from composite_store_postgres.cursor import LeanAsyncConnection
+    from psycopg import pq
+
+    url = sql_store_url("postgres", request, tmp_path)
+    trace = tmp_path / "trace.txt"
+    traced_connections: list[Any] = []
+    connect = LeanAsyncConnection.connect
+
+    async def traced(cls: type[LeanAsyncConnection], *args: Any, **kwargs: Any) -> Any:
+        conn = await connect(*args, **kwargs)
+        traced_connections.append(conn)
+        # libpq writes to the descriptor until untrace(): it stays open until then.
+        conn.pgconn.trace(out.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        return conn
+
+    async def main() -> None:
+        async with cs.open_store(url):  # the tables exist from here on
+            pass
+        with monkeypatch.context() as patch:
+            patch.setattr(LeanAsyncConnection, "connect", classmethod(traced))
+            store = cs.open_store(url)
+            try:
+                await store.init()
+                await store.memory.get_resource_by_id(resource_id="absent")
+            finally:
+                for conn in traced_connections:
+                    conn.pgconn.untrace()
+                await store.close()
+
+    with trace.open("w") as out:
+        asyncio.run(main())
+    assert len(traced_connections) == 1, traced_connections
+    lines = trace.read_text().splitlines()
+    sent = [line.split("\t", 3)[-1].strip() for line in lines if line.startswith("F\t")]
+    rounds = sum(1 for line in lines if "\tReadyForQuery\t" in line)
+    assert sent[0].startswith('"SET enable_seqscan = off'), sent  # not after a BEGIN
+    assert not [q for q in sent if "SAVEPOINT" in q or "hstore" in q], sent
+    assert not [q for q in sent if "COMMIT" in q], sent
+    # The opening's 9, then the read's one.
+    assert rounds <= 10, sent
+
+
 def test_init_creates_a_postgres_schema_that_does_not_exist(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

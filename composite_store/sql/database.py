@@ -478,8 +478,8 @@ class SqlDatabase:
         The schema's tables are listed with one catalog query, and every documented table
         found is known to exist from then on, for the other domains' ``init()`` too: opening
         an existing database costs one query, not SQLAlchemy's check per table (PostgreSQL:
-        28 statements and 44 ms for the seven domains' ``init()`` before; 2 statements and
-        13-15 ms with the versions read once, ``sql.schema_versions.version_at_init``;
+        28 statements and 44 ms for the seven domains' ``init()`` before; 2 statements, in
+        autocommit, with the versions read once, ``sql.schema_versions.version_at_init``;
         docs/operations.md, "Opening a database that has its tables")."""
         wanted = {
             s.base_name: self.tables[s.base_name] for s in specs if s.base_name not in self._created
@@ -487,9 +487,20 @@ class SqlDatabase:
         if not wanted:
             return set()
 
+        def listing(conn: Connection) -> frozenset[str]:
+            return frozenset(sa.inspect(conn).get_table_names(schema=self.schema))
+
+        # In autocommit first: where every table wanted is there (a database opened again),
+        # nothing follows the listing, which then needs no transaction (on a server, one
+        # round trip instead of BEGIN, listing, COMMIT).
+        listed = await self.run(listing, single=True)
+        if all(t.name in listed for t in wanted.values()):
+            self._listed(listed, wanted)
+            return set()
+
         def ddl(conn: Connection) -> tuple[frozenset[str], set[str]]:
             inspector = sa.inspect(conn)
-            listed = frozenset(inspector.get_table_names(schema=self.schema))
+            listed = listing(conn)  # again: DDL follows, on what this transaction sees
             if not listed:
                 # A schema with tables exists; an empty listing may be a schema that does
                 # not (which lists as empty), to create before its tables.
@@ -509,10 +520,16 @@ class SqlDatabase:
             return listed, absent
 
         listed, absent = await self.run_ddl(ddl)
+        self._listed(listed, wanted)
+        return absent
+
+    def _listed(self, listed: frozenset[str], wanted: Iterable[str]) -> None:
+        """Record ``listed`` (the schema's tables, as listed) and what is known to exist
+        since: every documented table listed, and the base names ``wanted``, which are
+        created by now."""
         self.listed_tables = listed
         self._created.update(b for b, t in self.tables.items() if t.name in listed)
         self._created.update(wanted)
-        return absent
 
     async def run_ddl(self, fn: Callable[[Connection], T]) -> T:
         """Run check-then-create DDL (a lookup, then CREATE), re-checking when another process

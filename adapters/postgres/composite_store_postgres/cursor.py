@@ -290,7 +290,8 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
     ``enable_seqscan`` itself (``options=-c enable_seqscan=on``; ``jit`` likewise), and
     :data:`UTC_SESSION` unless a time zone is set (:func:`sets_time_zone`). Session
     settings, not startup options: connection poolers such as PgBouncer refuse unknown
-    startup parameters. Committed, so that the pool's reset (a ROLLBACK) keeps them."""
+    startup parameters. Sent in autocommit, so that they hold for the session at once and
+    the pool's reset (a ROLLBACK) keeps them: one round trip, not BEGIN, SET and COMMIT."""
     conn = await LeanAsyncConnection.connect(*args, **kwargs)
     given = f"{args} {kwargs.get('options', '')}"
     settings = []
@@ -303,9 +304,12 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
     if not settings:
         return conn
     try:
+        autocommit = conn.autocommit
+        if not autocommit:
+            await conn.set_autocommit(True)  # no round trip: the connection is idle
         await conn.execute("; ".join(settings), prepare=False)
-        if not conn.autocommit:
-            await conn.commit()
+        if not autocommit:
+            await conn.set_autocommit(False)
         conn.index_plans = INDEX_PLANS in settings
     except BaseException:
         await conn.close()

@@ -145,6 +145,10 @@ class PostgresDialect(SqlDialect):
         # Bound values are user data (and can be large): keep them out of error messages.
         engine_options.setdefault("hide_parameters", True)
         engine_options.setdefault("pool_recycle", POOL_RECYCLE)
+        # No documented column is HSTORE: without it, the first connection of each engine
+        # does not look the type up (a savepoint, a catalog query and its release, 3 of the
+        # round trips of every store's opening).
+        engine_options.setdefault("use_native_hstore", False)
         # Connections of our own class: a cheaper wait per reply and a kept raw cursor
         # (.cursor); SQLAlchemy's psycopg dialect calls this instead of AsyncConnection.connect.
         # They also plan with the indexes whatever the tables' sizes (cursor.INDEX_PLANS).
