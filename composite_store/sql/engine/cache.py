@@ -68,23 +68,20 @@ def _check_builder(build: Callable[..., Executable]) -> None:
         )
 
 
-#: Attributes of SQLAlchemy's dialects left out of ``settings_of``: caches (type memos, reflection
-#: queries, a memoized method) and objects derived from the dialect's class and other settings
-#: (its identifier preparer and type compiler, the driver module's adapter and type map).
+#: Attributes of SQLAlchemy's dialects left out of ``settings_of`` besides its memoized
+#: properties (``_memoized``: type memos, reflection queries, the loaded driver module):
+#: caches SQLAlchemy fills by other means (reflection queries, a memoized method, an OID
+#: looked up) and objects derived from the dialect's class and other settings (its
+#: identifier preparer and type compiler, the driver module's adapter and type map).
 _DERIVED = frozenset(
     {
         "_constraint_query",
         "_gen_allowed_isolation_levels",
         "_index_query",
         "_pg_am_btree_oid",
-        "_pg_am_query",
-        "_pg_opclass_notdefault_query",
         "_psycopg_adapters_map",
-        "_tabledef_parser",
-        "_type_memos",
         "dbapi",
         "identifier_preparer",
-        "loaded_dbapi",
         "type_compiler",
         "type_compiler_instance",
     }
