@@ -23,6 +23,12 @@ directory, port and settings the harness uses for its own (``/tmp/peerpg``, 5543
 harness then finds it answering and leaves it alone. The harness is copied once to a work
 folder (``--work``; its npm and pip installs stay there for later runs) and never modified.
 SQLite peers have no server: their placements only pin the client.
+
+The harness runs its peers one after the other, in the order it is given. Runs alternate it:
+Mastra's peer first in the odd-numbered rounds, ours first in the even-numbered ones, so that
+whatever the first or last peer of a run meets (a machine just started on the work, the
+writeback of the peers before it) falls on each side equally. Each run's order is in the
+per-run table.
 """
 
 from __future__ import annotations
@@ -78,12 +84,20 @@ PGROOT = Path(os.environ.get("PGROOT", "/tmp/peerpg"))
 PGPORT = os.environ.get("PGPORT", "55432")
 
 
+def peer_order(backend: str, round_: int) -> tuple[str, ...]:
+    """The order the harness runs ``backend``'s peers in, in round ``round_`` (from 0):
+    Mastra's first in even rounds, reversed (ours first) in odd ones."""
+    peers = PEERS[backend]
+    return peers if round_ % 2 == 0 else peers[::-1]
+
+
 @dataclass
 class Run:
-    """One harness run: each peer's median rate per column."""
+    """One harness run: each peer's median rate per column, and the order they ran in."""
 
     placement: str
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
 
     def ratio(self, peer: str, other: str, column: str) -> float | None:
         ours, theirs = self.rates.get(peer, {}).get(column), self.rates.get(other, {}).get(column)
@@ -143,9 +157,16 @@ def _harness_copy(harness: Path, work: Path) -> Path:
 
 
 def run_once(
-    copy: Path, project: Path, backend: str, placement: str, env: dict[str, str], log: Path
+    copy: Path,
+    project: Path,
+    backend: str,
+    placement: str,
+    env: dict[str, str],
+    log: Path,
+    order: Sequence[str],
 ) -> Run:
-    """One harness run of the backend's three peers, main workloads, in ``placement``."""
+    """One harness run of the backend's three peers in ``order``, main workloads, in
+    ``placement``."""
     server, client = PLACEMENTS[placement]
     results = copy / "results"
     shutil.rmtree(results, ignore_errors=True)
@@ -157,7 +178,7 @@ def run_once(
     command = [str(copy / "run_all.sh")]
     if client is not None:
         command = ["taskset", "-c", client, *command]
-    run_env = {**os.environ, **env, "PROJECT": str(project), "PEERS": " ".join(PEERS[backend]),
+    run_env = {**os.environ, **env, "PROJECT": str(project), "PEERS": " ".join(order),
                "WORKLOADS": "main", "RESULTS_DIR": str(results)}
     try:
         with log.open("a") as out:
@@ -168,8 +189,8 @@ def run_once(
             _stop_cluster()
     if done.returncode != 0:
         raise RuntimeError(f"the harness failed ({done.returncode}); see {log}")
-    run = Run(placement)
-    for peer in PEERS[backend]:
+    run = Run(placement, order=tuple(order))
+    for peer in order:
         data = json.loads((results / RESULT_FILES[peer]).read_text())
         run.rates[peer] = {
             key: float(value["rate"]) for key, value in data["median"].items() if value
@@ -204,9 +225,9 @@ def report(runs: Sequence[Run], backend: str) -> str:
 def rates_table(runs: Sequence[Run], backend: str) -> str:
     """Markdown: every run's ops/s per peer and column."""
     heads = " | ".join(h for _, h in COLUMNS)
-    lines = [f"| run | peer | {heads} |", "|---|---|" + "---:|" * len(COLUMNS)]
+    lines = [f"| run | peer (in the order run) | {heads} |", "|---|---|" + "---:|" * len(COLUMNS)]
     for i, run in enumerate(runs, 1):
-        for peer in PEERS[backend]:
+        for peer in run.order or PEERS[backend]:
             rates = run.rates.get(peer, {})
             cells = " | ".join(f"{rates[k]:,.0f}" if k in rates else "n/a" for k, _ in COLUMNS)
             lines.append(f"| {i} {run.placement} | {peer} | {cells} |")
@@ -243,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for round_ in range(args.runs):
         for placement in placements:
             print(f"run {round_ + 1}/{args.runs}, {placement} (log: {log})", file=sys.stderr)
-            runs.append(run_once(copy, project, args.backend, placement, env, log))
+            order = peer_order(args.backend, round_)
+            runs.append(run_once(copy, project, args.backend, placement, env, log, order))
     rates = rates_table(runs, args.backend)
     text = f"{report(runs, args.backend)}\n\nops/s per run:\n\n{rates}\n"
     print(text)
