@@ -26,9 +26,9 @@ SQLite peers have no server: their placements only pin the client.
 
 The harness runs its peers one after the other, in the order it is given. Runs alternate it:
 Mastra's peer first in the odd-numbered rounds, ours first in the even-numbered ones, so that
-whatever the first or last peer of a run meets (a machine just started on the work, the
-writeback of the peers before it) falls on each side equally. Each run's order is in the
-per-run table.
+over an even number of runs whatever the first or last peer of a run meets (a machine just
+started on the work, the writeback of the peers before it) falls on each side equally. Each
+run's order is in the per-run table.
 """
 
 from __future__ import annotations
