@@ -1,6 +1,7 @@
 // bench/onerow.py's calls through Mastra's @mastra/pg: client CPU (user, system) and wall time
-// per call. Mastra comes from the peer harness's own install (its node/ folder after
-// `npm ci`, which run_all.sh does):
+// per call. Mastra comes from a folder where @mastra/pg is installed: the peer harness's node/
+// after `npm ci` (run_all.sh does it), or tests/data/mastra's packages as CI's Mastra interop
+// step installs them (tests/test_bench_onerow.py runs this script there):
 //
 //   node bench/onerow_mastra.mjs --harness-node /tmp/plain-h/node \
 //       --url postgresql://postgres@127.0.0.1:5432/test [--calls 2000] [--reps 3] [--snapshot F]

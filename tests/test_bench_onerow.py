@@ -1,10 +1,17 @@
-"""``python -m bench.onerow`` cannot rot: a few calls of each kind on PostgreSQL, with the real
-driver and with the stub, print a row per call and repetition (no timing is asserted)."""
+"""``python -m bench.onerow`` and its Mastra twin ``bench/onerow_mastra.mjs`` cannot rot: a few
+calls of each kind on PostgreSQL (the library with the real driver and with the stub; Mastra
+where ``COMPOSITE_STORE_TEST_MASTRA_NODE`` names a folder holding tests/data/mastra's packages,
+as CI's Mastra interop step installs them) print a row per call and repetition. No timing is
+asserted."""
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -13,20 +20,45 @@ from tests.support.backends import ran, unreachable
 from tests.support.servers import postgres
 
 CALLS = ("snapshot save", "thread save", "working-memory read")
+ROW = re.compile(r"^\| ([a-z -]+) \| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", re.MULTILINE)
+MASTRA_NODE = "COMPOSITE_STORE_TEST_MASTRA_NODE"
 
 
-@pytest.mark.parametrize("stub", [False, True], ids=["driver", "stubbed"])
-def test_every_call_is_measured(stub: bool, capsys: pytest.CaptureFixture[str]) -> None:
+def _postgres_url() -> str:
     found = postgres.find()
     if isinstance(found, str):
         unreachable(postgres.BACKEND, found)
     ran(postgres.BACKEND, found.how)
+    return found.url
+
+
+def _calls(out: str) -> list[tuple[str, str]]:
+    return [(name, rep) for name, rep, *_ in ROW.findall(out)]
+
+
+@pytest.mark.parametrize("stub", [False, True], ids=["driver", "stubbed"])
+def test_every_call_is_measured(stub: bool, capsys: pytest.CaptureFixture[str]) -> None:
     schema = f"onerow_{secrets.token_hex(4)}"
-    argv = ["--url", found.url, "--calls", "3", "--reps", "2", "--schema", schema]
+    argv = ["--url", _postgres_url(), "--calls", "3", "--reps", "2", "--schema", schema]
     assert main([*argv, "--stub"] if stub else argv) == 0
-    rows = re.findall(
-        r"^\| ([a-z -]+) \| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$",
-        capsys.readouterr().out,
-        re.MULTILINE,
+    assert _calls(capsys.readouterr().out) == [(c, r) for r in "12" for c in CALLS]
+
+
+def test_mastra_makes_the_same_calls() -> None:
+    node_modules = os.environ.get(MASTRA_NODE)
+    if not node_modules:
+        pytest.skip(f"set {MASTRA_NODE} to a folder with tests/data/mastra's packages installed")
+    node = shutil.which("node")
+    assert node is not None, "Node.js is needed to run Mastra"
+    script = Path(__file__).resolve().parent.parent / "bench" / "onerow_mastra.mjs"
+    url = _postgres_url().replace("postgresql+psycopg://", "postgresql://")
+    argv = [node, str(script), "--harness-node", node_modules, "--url", url]
+    done = subprocess.run(
+        [*argv, "--calls", "3", "--reps", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
-    assert [(name, rep) for name, rep, *_ in rows] == [(c, r) for r in "12" for c in CALLS]
+    assert done.returncode == 0, done.stderr
+    assert _calls(done.stdout) == [(c, r) for r in "12" for c in CALLS]
