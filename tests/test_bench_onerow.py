@@ -16,20 +16,11 @@ from pathlib import Path
 import pytest
 
 from bench.onerow import main
-from tests.support.backends import ran, unreachable
 from tests.support.servers import postgres
 
 CALLS = ("snapshot save", "thread save", "working-memory read")
 ROW = re.compile(r"^\| ([a-z -]+) \| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", re.MULTILINE)
 MASTRA_NODE = "COMPOSITE_STORE_TEST_MASTRA_NODE"
-
-
-def _postgres_url() -> str:
-    found = postgres.find()
-    if isinstance(found, str):
-        unreachable(postgres.BACKEND, found)
-    ran(postgres.BACKEND, found.how)
-    return found.url
 
 
 def _calls(out: str) -> list[tuple[str, str]]:
@@ -39,7 +30,7 @@ def _calls(out: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("stub", [False, True], ids=["driver", "stubbed"])
 def test_every_call_is_measured(stub: bool, capsys: pytest.CaptureFixture[str]) -> None:
     schema = f"onerow_{secrets.token_hex(4)}"
-    argv = ["--url", _postgres_url(), "--calls", "3", "--reps", "2", "--schema", schema]
+    argv = ["--url", postgres.reached().url, "--calls", "3", "--reps", "2", "--schema", schema]
     assert main([*argv, "--stub"] if stub else argv) == 0
     assert _calls(capsys.readouterr().out) == [(c, r) for r in "12" for c in CALLS]
 
@@ -51,7 +42,7 @@ def test_mastra_makes_the_same_calls() -> None:
     node = shutil.which("node")
     assert node is not None, "Node.js is needed to run Mastra"
     script = Path(__file__).resolve().parent.parent / "bench" / "onerow_mastra.mjs"
-    url = _postgres_url().replace("postgresql+psycopg://", "postgresql://")
+    url = postgres.reached().url.replace("postgresql+psycopg://", "postgresql://")
     argv = [node, str(script), "--harness-node", node_modules, "--url", url]
     done = subprocess.run(
         [*argv, "--calls", "3", "--reps", "2"],

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from composite_store.schema import TABLES
-from tests.support.backends import ran, unreachable
 from tests.support.every_domain import create_every_domain
 from tests.support.servers import postgres
 
@@ -343,11 +342,7 @@ def test_sqlite_tables_are_mastras(engine: str, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def pg_url() -> str:
-    found = postgres.find()
-    if isinstance(found, str):
-        unreachable(postgres.BACKEND, found)
-    ran(postgres.BACKEND, found.how)
-    return found.url
+    return postgres.reached().url
 
 
 def _plain(url: str) -> str:

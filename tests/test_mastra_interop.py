@@ -44,7 +44,6 @@ from composite_store.schema import tables_for
 from composite_store.schema.drift import Difference, Kind, compare
 from composite_store.schema.migrations import SchemaDriftWarning
 from composite_store.store import Store
-from tests.support.backends import ran, unreachable
 from tests.support.every_domain import create_every_domain
 from tests.support.servers import postgres
 
@@ -200,10 +199,7 @@ def _unchanged(before: Dump, after: Dump, writer: str) -> list[str]:
 def pg_schema() -> Iterator[tuple[str, str]]:
     from composite_store_postgres.provision import create_namespace, drop_namespace
 
-    found = postgres.find()
-    if isinstance(found, str):
-        unreachable(postgres.BACKEND, found)
-    ran(postgres.BACKEND, found.how)
+    found = postgres.reached()
     schema = asyncio.run(create_namespace(found.url))
     try:
         yield found.url, schema

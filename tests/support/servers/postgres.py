@@ -20,7 +20,7 @@ from tests.support.backends import ran, unreachable
 from tests.support.servers import Found, ThrowawayDir, discover, free_port, run_checked, wait_until
 from tests.support.servers.docker import docker_found
 
-__all__ = ["BACKEND", "find", "session_url"]
+__all__ = ["BACKEND", "find", "reached", "session_url"]
 
 BACKEND = "postgres"
 ENV = "COMPOSITE_STORE_TEST_POSTGRES_URL"
@@ -126,15 +126,22 @@ def start_throwaway() -> Found | str:
     return Found(server.url, server.how)
 
 
-def session_url(request: pytest.FixtureRequest, **query: str) -> str:
-    """A store URL in a fresh schema, dropped when the session ends; ``query`` adds URL
-    parameters (``options="-c timezone=Asia/Tokyo"``). Skips or fails when unreachable."""
+def reached() -> Found:
+    """The server of :func:`find`, recorded as the one this run reached (``ran``); without one,
+    the calling test skips, or fails where PostgreSQL is required (``unreachable``)."""
     found = find()
     if isinstance(found, str):
         unreachable(BACKEND, found)
+    ran(BACKEND, found.how)
+    return found
+
+
+def session_url(request: pytest.FixtureRequest, **query: str) -> str:
+    """A store URL in a fresh schema, dropped when the session ends; ``query`` adds URL
+    parameters (``options="-c timezone=Asia/Tokyo"``). Skips or fails when unreachable."""
+    found = reached()
     name = asyncio.run(create_namespace(found.url))
     request.addfinalizer(lambda: asyncio.run(drop_namespace(found.url, name)))
-    ran(BACKEND, found.how)
     url = store_url(found.url, name)
     for key, value in query.items():
         url += f"&{key}={value.replace(' ', '%20').replace('=', '%3D')}"
