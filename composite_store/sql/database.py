@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Inspector
 from sqlalchemy.util import await_only
 
 from composite_store.errors import (
@@ -487,20 +487,20 @@ class SqlDatabase:
         if not wanted:
             return set()
 
-        def listing(conn: Connection) -> frozenset[str]:
-            return frozenset(sa.inspect(conn).get_table_names(schema=self.schema))
+        def listing(inspector: Inspector) -> frozenset[str]:
+            return frozenset(inspector.get_table_names(schema=self.schema))
 
         # In autocommit first: where every table wanted is there (a database opened again),
         # nothing follows the listing, which then needs no transaction (on a server, one
         # round trip instead of BEGIN, listing, COMMIT).
-        listed = await self.run(listing, single=True)
+        listed = await self.run(lambda conn: listing(sa.inspect(conn)), single=True)
         if all(t.name in listed for t in wanted.values()):
             self._listed(listed, wanted)
             return set()
 
         def ddl(conn: Connection) -> tuple[frozenset[str], set[str]]:
             inspector = sa.inspect(conn)
-            listed = listing(conn)  # again: DDL follows, on what this transaction sees
+            listed = listing(inspector)  # again: DDL follows, on what this transaction sees
             if not listed:
                 # A schema with tables exists; an empty listing may be a schema that does
                 # not (which lists as empty), to create before its tables.
