@@ -96,8 +96,8 @@ class Run:
     """One harness run: each peer's median rate per column, and the order they ran in."""
 
     placement: str
+    order: tuple[str, ...]
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
-    order: tuple[str, ...] = ()
 
     def ratio(self, peer: str, other: str, column: str) -> float | None:
         ours, theirs = self.rates.get(peer, {}).get(column), self.rates.get(other, {}).get(column)
@@ -189,7 +189,7 @@ def run_once(
             _stop_cluster()
     if done.returncode != 0:
         raise RuntimeError(f"the harness failed ({done.returncode}); see {log}")
-    run = Run(placement, order=tuple(order))
+    run = Run(placement, tuple(order))
     for peer in order:
         data = json.loads((results / RESULT_FILES[peer]).read_text())
         run.rates[peer] = {
@@ -222,12 +222,12 @@ def report(runs: Sequence[Run], backend: str) -> str:
     return "\n".join(lines)
 
 
-def rates_table(runs: Sequence[Run], backend: str) -> str:
+def rates_table(runs: Sequence[Run]) -> str:
     """Markdown: every run's ops/s per peer and column."""
     heads = " | ".join(h for _, h in COLUMNS)
     lines = [f"| run | peer (in the order run) | {heads} |", "|---|---|" + "---:|" * len(COLUMNS)]
     for i, run in enumerate(runs, 1):
-        for peer in run.order or PEERS[backend]:
+        for peer in run.order:
             rates = run.rates.get(peer, {})
             cells = " | ".join(f"{rates[k]:,.0f}" if k in rates else "n/a" for k, _ in COLUMNS)
             lines.append(f"| {i} {run.placement} | {peer} | {cells} |")
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"run {round_ + 1}/{args.runs}, {placement} (log: {log})", file=sys.stderr)
             order = peer_order(args.backend, round_)
             runs.append(run_once(copy, project, args.backend, placement, env, log, order))
-    rates = rates_table(runs, args.backend)
+    rates = rates_table(runs)
     text = f"{report(runs, args.backend)}\n\nops/s per run:\n\n{rates}\n"
     print(text)
     if args.markdown:

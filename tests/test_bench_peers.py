@@ -16,7 +16,7 @@ def test_rounds_alternate_which_peer_runs_first() -> None:
 
 
 def _run(order: tuple[str, ...], rates: dict[str, float]) -> Run:
-    return Run("free", {peer: {"w5_persist": rate} for peer, rate in rates.items()}, order)
+    return Run("free", order, {peer: {"w5_persist": rate} for peer, rate in rates.items()})
 
 
 def test_the_tables_show_each_runs_order_and_ratios_whatever_the_order() -> None:
@@ -24,7 +24,7 @@ def test_the_tables_show_each_runs_order_and_ratios_whatever_the_order() -> None
     first = _run(peer_order("postgres", 0), rates)
     second = _run(peer_order("postgres", 1), {**rates, "project-pg": 1200.0})
 
-    per_run = rates_table([first, second], "postgres").splitlines()
+    per_run = rates_table([first, second]).splitlines()
     peers_listed = [line.split(" | ")[1] for line in per_run[2:]]
     assert peers_listed == [*first.order, *second.order]
     assert peers_listed[3] == "project-pg"
