@@ -1,6 +1,9 @@
 """``python -m bench.onerow``: where a one-row call's time goes on PostgreSQL: the client's CPU
-(user and system) and the wall time per call, and with ``--stub`` the library's own Python
-alone (the driver replaced by a stub that answers at once).
+(user and system) and the wall time per call, the part of that CPU spent awaiting the driver
+(its libpq calls and the event loop's turns for the reply: the rest is the library's own
+Python, run as a real call runs it, between waits), and with ``--stub`` the library's own
+Python alone (the driver replaced by a stub that answers at once, every call hot in the
+caches).
 
     uv run python -m bench.onerow --url postgresql://postgres@127.0.0.1:5432/test
     uv run python -m bench.onerow --url ... --stub                 # the library's Python only
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import resource
 import sys
@@ -47,6 +51,19 @@ def _stub(real: Any) -> Any:
         return replies[key]
 
     return answer
+
+
+def _timed(call: Any, spent: list[float]) -> Any:
+    """``call`` (the driver executor), adding the CPU time of each await of it to ``spent[0]``."""
+
+    async def timed(driver: Any, sql: str, bound: Any, fetch: bool) -> Any:
+        start = time.thread_time()
+        try:
+            return await call(driver, sql, bound, fetch)
+        finally:
+            spent[0] += time.thread_time() - start
+
+    return timed
 
 
 async def run(
@@ -78,7 +95,11 @@ async def run(
         db = memory.db
         if stub:
             db._direct = _stub(db._direct)  # the stub is the point of --stub
-        serial = iter(range(10**9))
+        # CPU spent awaiting the driver (time.thread_time: this thread's user + system), the
+        # stub included: the event loop runs nothing else meanwhile.
+        in_driver = [0.0]
+        db._direct = _timed(db._direct, in_driver)
+        serial = itertools.count()
 
         def snapshot(i: int) -> dict[str, Any]:
             if template is None:
@@ -110,17 +131,22 @@ async def run(
             for _ in range(50):
                 await op()
         print(f"per call, {calls} calls a repetition{' (driver stubbed)' if stub else ''}")
-        print("| call | rep | user us | system us | wall us |")
-        print("|---|---:|---:|---:|---:|")
+        print("| call | rep | user us | system us | wall us | of the CPU, awaiting the driver us |")
+        print("|---|---:|---:|---:|---:|---:|")
         for rep in range(1, reps + 1):
             for name, op in ops.items():
+                in_driver[0] = 0.0
                 before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
                 for _ in range(calls):
                     await op()
                 after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - start
                 user = (after.ru_utime - before.ru_utime) / calls * 1e6
                 system = (after.ru_stime - before.ru_stime) / calls * 1e6
-                print(f"| {name} | {rep} | {user:.1f} | {system:.1f} | {wall / calls * 1e6:.0f} |")
+                driver = in_driver[0] / calls * 1e6
+                print(
+                    f"| {name} | {rep} | {user:.1f} | {system:.1f} | {wall / calls * 1e6:.0f} "
+                    f"| {driver:.1f} |"
+                )
     finally:
         await store.close()
         await provision.drop_namespace(url, schema)

@@ -19,7 +19,11 @@ from bench.onerow import main
 from tests.support.servers import postgres
 
 CALLS = ("snapshot save", "thread save", "working-memory read")
-ROW = re.compile(r"^\| ([a-z -]+) \| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", re.MULTILINE)
+#: A row: call, repetition, user, system and wall us, and (the library's tool only) the CPU
+#: spent awaiting the driver.
+ROW = re.compile(
+    r"^\| ([a-z -]+) \| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|(?: ([\d.]+) \|)?$", re.MULTILINE
+)
 MASTRA_NODE = "COMPOSITE_STORE_TEST_MASTRA_NODE"
 
 
@@ -27,12 +31,26 @@ def _calls(out: str) -> list[tuple[str, str]]:
     return [(name, rep) for name, rep, *_ in ROW.findall(out)]
 
 
+def _driver_shares(out: str) -> list[tuple[float, float]]:
+    """Each row's client CPU (user + system) and the part of it spent awaiting the driver."""
+    rows = ROW.findall(out)
+    assert all(driver for *_, driver in rows), "a row without the driver's share"
+    return [(float(user) + float(system), float(driver)) for *_, user, system, _, driver in rows]
+
+
 @pytest.mark.parametrize("stub", [False, True], ids=["driver", "stubbed"])
 def test_every_call_is_measured(stub: bool, capsys: pytest.CaptureFixture[str]) -> None:
     schema = f"onerow_{secrets.token_hex(4)}"
     argv = ["--url", postgres.reached().url, "--calls", "3", "--reps", "2", "--schema", schema]
     assert main([*argv, "--stub"] if stub else argv) == 0
-    assert _calls(capsys.readouterr().out) == [(c, r) for r in "12" for c in CALLS]
+    out = capsys.readouterr().out
+    assert _calls(out) == [(c, r) for r in "12" for c in CALLS]
+    shares = _driver_shares(out)
+    # A share of the process's CPU (printed to 0.1 us); a real driver sends and reads, so
+    # some of it is spent there on every call.
+    assert all(driver <= total + 0.2 for total, driver in shares), out
+    if not stub:
+        assert all(driver > 0 for _, driver in shares), out
 
 
 def test_mastra_makes_the_same_calls() -> None:
