@@ -737,3 +737,56 @@ def test_binary_copy_into_postgres_refuses_what_postgres_cannot_store(
             assert await dom.count_records(table="messages") == 0
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("destination", ["sqlite", "mongodb"])
+def test_a_nan_another_writer_stored_in_mongodb_is_not_copied_as_null(
+    namespaces: Namespaces, destination: str
+) -> None:
+    """BSON keeps a NaN that another writer stored (the domains refuse one). A copy must not
+    turn it into ``null`` where the destination's JSON encoder would: into a JSON column it is
+    refused as a stored NaN read from JSON text is (test_content_a_record_cannot_store_...),
+    with nothing written; into MongoDB it stays NaN."""
+    from composite_store_mongodb.connection import parse_url
+    from pymongo import MongoClient
+
+    src, dst = namespaces.open("mongodb", "nan-src"), namespaces.open(destination, "nan-dst")
+    mongo_url = namespaces._urls[("mongodb", "nan-src")]
+
+    async def fill_source() -> None:
+        async with src, dst:
+            for store in (src, dst):
+                for dom in store.domains.values():
+                    await dom.dangerously_clear_all()
+            await src.workflows.persist_workflow_snapshot(
+                workflow_name="wf", run_id="run", snapshot={"score": 0.5, "steps": [1, 2]}
+            )
+
+    asyncio.run(fill_source())
+    driver_url, _, _ = parse_url(mongo_url)  # without our own options (validator=...)
+    client: MongoClient[dict[str, Any]] = MongoClient(driver_url, tz_aware=True)
+    try:
+        client.get_default_database()["mastra_workflow_snapshot"].update_one(
+            {"run_id": "run"},
+            {"$set": {"snapshot.score": float("nan")}},
+            bypass_document_validation=True,
+        )
+    finally:
+        client.close()
+
+    async def copy() -> None:
+        async with src, dst:
+            if destination == "mongodb":
+                report = await copy_domains(src, dst, domains=["workflows"])
+                assert report.ok
+                copied = await dst.workflows.load_workflow_snapshot(
+                    workflow_name="wf", run_id="run"
+                )
+                assert copied is not None and copied["steps"] == [1, 2]
+                assert copied["score"] != copied["score"]  # NaN, not None
+                return
+            with pytest.raises(ValueError, match="Out of range float values"):
+                await copy_domains(src, dst, domains=["workflows"])
+            assert await dst.workflows.count_records(table="workflow_snapshot") == 0
+
+    asyncio.run(copy())

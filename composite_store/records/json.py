@@ -37,6 +37,7 @@ __all__ = [
     "checked_json",
     "encodable_text",
     "json_value",
+    "marked_non_finite",
     "parse_json",
     "storable_id",
     "storable_text",
@@ -134,6 +135,36 @@ class NonFiniteNumber(float):
     which refuses it as it refuses every NaN: a stored row holding one cannot be copied."""
 
     __slots__ = ()
+
+
+def marked_non_finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity in it a :class:`NonFiniteNumber`: for values
+    decoded by something other than :func:`parse_json` (BSON keeps NaN as a plain float),
+    so that writing them refuses them as :func:`parse_json`'s are refused, where
+    :func:`checked_json` would write ``null`` in their place. ``value`` itself when it holds
+    none (nothing is copied); otherwise the objects and arrays on the way to one are new."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else NonFiniteNumber(value)
+    if kind is dict:
+        marked: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new = marked_non_finite(item)
+            if new is not item:
+                if marked is None:
+                    marked = dict(value)
+                marked[key] = new
+        return value if marked is None else marked
+    if kind is list:
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            new = marked_non_finite(item)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
+    return value
 
 
 #: A decoder whose non-finite numbers are :class:`NonFiniteNumber`.

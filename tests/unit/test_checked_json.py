@@ -21,6 +21,7 @@ from composite_store.records.json import (
     checked_json,
     compact_json,
     json_value,
+    marked_non_finite,
     parse_json,
 )
 from composite_store.records.memory import MessageContent
@@ -165,3 +166,30 @@ def test_a_stored_nan_is_read_as_a_number_the_encoder_refuses(text: str, parse: 
     with pytest.raises(ValueError, match="Out of range float values"):
         checked_json(value)
     assert isinstance(NonFiniteNumber("nan"), float)
+
+
+@pytest.mark.parametrize(
+    "decoded",
+    [
+        float("nan"),
+        {"n": float("nan")},
+        {"keep": {"a": 1.5}, "deep": [1, {"x": [float("-inf")]}]},
+        [None, float("inf"), "NaN"],
+    ],
+)
+def test_a_decoded_nan_is_marked_so_the_encoder_refuses_it(decoded: Any) -> None:
+    # BSON decodes NaN as a plain float, which orjson would write as null.
+    marked = marked_non_finite(decoded)
+    assert json.dumps(marked) == json.dumps(decoded)  # the same value, NaN for NaN
+    with pytest.raises(ValueError, match="Out of range float values"):
+        checked_json(marked)
+    if isinstance(decoded, dict) and "keep" in decoded:
+        # What holds no NaN is kept as it is; the way to one is new, the input untouched.
+        assert marked["keep"] is decoded["keep"] and marked is not decoded
+        assert type(decoded["deep"][1]["x"][0]) is float
+
+
+@given(values)
+@settings(max_examples=200, deadline=None)
+def test_a_value_without_nan_is_not_copied(value: Any) -> None:
+    assert marked_non_finite(value) is value

@@ -1,10 +1,13 @@
 """Whole-collection export and import on MongoDB (``Transferable``).
 
 Export pages by the server's ``_id`` (``{_id: {$gt: last}}`` sorted by ``_id``, always
-indexed), which also covers Mastra's keyless ``evals``. Import replaces each document by its
-documented key (upsert), or inserts where the table has no key; documents hold every
-documented field, as the domains write them. Schema versions and index migrations:
-``schema_versions``.
+indexed), which also covers Mastra's keyless ``evals``. Exported and fetched documents have
+their NaN and infinities (another writer's: the domains refuse them) marked as
+``NonFiniteNumber``, as the SQL stores read them from JSON text: a copy then refuses them
+where the destination's JSON encoder would have written ``null``. Import replaces each
+document by its documented key (upsert), or inserts where the table has no key; documents
+hold every documented field, as the domains write them. Schema versions and index
+migrations: ``schema_versions``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pymongo import InsertOne, ReplaceOne
 
 from composite_store.errors import ConflictError, ValidationError
 from composite_store.records.base import Record
+from composite_store.records.json import marked_non_finite
 from composite_store.records.tables import record_from_row, row_of
 from composite_store.schema import TableSpec, table
 from composite_store_mongodb.connection import Document, MongoConnection
@@ -55,7 +59,8 @@ async def export_documents(
 
 
 def _documented(doc: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in doc.items() if k != "_id"}
+    """``doc``'s documented fields (not the server's ``_id``), non-finite numbers marked."""
+    return {k: marked_non_finite(v) for k, v in doc.items() if k != "_id"}
 
 
 def _document(spec: TableSpec, record: Record) -> dict[str, Any]:
@@ -80,7 +85,7 @@ async def fetch_documents(
         async def read(_: Any, query: dict[str, Any] = query) -> list[Document]:
             return await collection.find(query, {"_id": False}).to_list()
 
-        found.extend(record_from_row(base, d) for d in await conn.run(read))
+        found.extend(record_from_row(base, _documented(d)) for d in await conn.run(read))
     return found
 
 
