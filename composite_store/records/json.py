@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, PlainValidator, Strict
@@ -147,24 +147,25 @@ def marked_non_finite(value: Any) -> Any:
     if kind is float:
         return value if math.isfinite(value) else NonFiniteNumber(value)
     if kind is dict:
-        marked: dict[Any, Any] | None = None
-        for key, item in value.items():
-            new = marked_non_finite(item)
-            if new is not item:
-                if marked is None:
-                    marked = dict(value)
-                marked[key] = new
-        return value if marked is None else marked
+        return _marked_members(value, value.items(), dict)
     if kind is list:
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            new = marked_non_finite(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
+        return _marked_members(value, enumerate(value), list)
     return value
+
+
+def _marked_members(
+    container: Any, members: Iterable[tuple[Any, Any]], copy: Callable[[Any], Any]
+) -> Any:
+    """:func:`marked_non_finite` of an object's or array's ``members`` (key or index, value):
+    ``container`` itself, or a ``copy`` of it with the members that changed replaced."""
+    marked = None
+    for at, item in members:
+        new = marked_non_finite(item)
+        if new is not item:
+            if marked is None:
+                marked = copy(container)
+            marked[at] = new
+    return container if marked is None else marked
 
 
 #: A decoder whose non-finite numbers are :class:`NonFiniteNumber`.
