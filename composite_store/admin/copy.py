@@ -336,8 +336,11 @@ def _progress(result: TableCopy, *, done: bool = False) -> Progress:
 
 
 def _same(a: Record, b: Record) -> bool:
-    """Whether two records of one table hold the same stored values."""
-    return a.stored() == b.stored()
+    """Whether two records of one table hold the same stored values. A NaN is not equal to
+    itself, so records that differ by ``==`` are compared once more by their JSON text, in
+    which a NaN is the same ``NaN`` on both sides (a copy into MongoDB, which keeps one,
+    would otherwise write the record again on every rerun)."""
+    return a.stored() == b.stored() or _fingerprint(a) == _fingerprint(b)
 
 
 async def _changed(target: Transferable, table: str, records: list[Record]) -> list[Record]:
