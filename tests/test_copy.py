@@ -61,10 +61,15 @@ class Namespaces:
         if backend == "memory":
             ran("inmemory", "in-process")
             return self._memory.setdefault(role, InMemoryStore())
+        return open_store(self.url(backend, role))
+
+    def url(self, backend: str, role: str) -> str:
+        """The URL of ``backend``'s namespace for ``role`` (not the in-memory store's),
+        provisioned on first use."""
         key = (backend, role)
         if key not in self._urls:
             self._urls[key] = self._provision(backend)
-        return open_store(self._urls[key])
+        return self._urls[key]
 
     def _provision(self, backend: str) -> str:
         if backend == "sqlite":
@@ -748,11 +753,9 @@ def test_a_nan_another_writer_stored_in_mongodb_is_not_copied_as_null(
     turn it into ``null`` where the destination's JSON encoder would: into a JSON column it is
     refused as a stored NaN read from JSON text is (test_content_a_record_cannot_store_...),
     with nothing written; into MongoDB it stays NaN."""
-    from composite_store_mongodb.connection import parse_url
-    from pymongo import MongoClient
+    from tests.support.servers import mongodb
 
     src, dst = namespaces.open("mongodb", "nan-src"), namespaces.open(destination, "nan-dst")
-    mongo_url = namespaces._urls[("mongodb", "nan-src")]
 
     async def fill_source() -> None:
         async with src, dst:
@@ -764,16 +767,12 @@ def test_a_nan_another_writer_stored_in_mongodb_is_not_copied_as_null(
             )
 
     asyncio.run(fill_source())
-    driver_url, _, _ = parse_url(mongo_url)  # without our own options (validator=...)
-    client: MongoClient[dict[str, Any]] = MongoClient(driver_url, tz_aware=True)
-    try:
-        client.get_default_database()["mastra_workflow_snapshot"].update_one(
+    with mongodb.driver_database(namespaces.url("mongodb", "nan-src")) as database:
+        database["mastra_workflow_snapshot"].update_one(
             {"run_id": "run"},
             {"$set": {"snapshot.score": float("nan")}},
             bypass_document_validation=True,
         )
-    finally:
-        client.close()
 
     async def copy() -> None:
         async with src, dst:

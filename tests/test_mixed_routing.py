@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 from composite_store_conformance.cases import at
-from composite_store_mongodb.connection import parse_url
-from pymongo import MongoClient
 
 from composite_store import CompositeStore, Message, Span, Thread
 from tests.support.servers import mongodb
@@ -95,10 +93,7 @@ def test_memory_in_sqlite_and_observability_in_mongodb(tmp_path: Path, mongo_url
             assert db.execute("SELECT COUNT(*) FROM mastra_ai_spans").fetchone() == (0,)
 
     # MongoDB holds the spans, with BSON dates, and no memory record.
-    driver_url, _, _ = parse_url(mongo_url)  # without our own options (validator=...)
-    client: MongoClient[dict[str, object]] = MongoClient(driver_url, tz_aware=True)
-    try:
-        database = client.get_default_database()
+    with mongodb.driver_database(mongo_url) as database:
         names = set(database.list_collection_names())
         assert "mastra_ai_spans" in names
         assert not names & {"mastra_threads", "mastra_messages", "mastra_resources"}
@@ -108,8 +103,6 @@ def test_memory_in_sqlite_and_observability_in_mongodb(tmp_path: Path, mongo_url
             ("tr1", "root", None),
         ]
         assert spans[1]["startedAt"] == at(0) and spans[1]["threadId"] == "t1"
-    finally:
-        client.close()
 
 
 def test_memory_in_postgresql_and_observability_in_mongodb(
@@ -179,11 +172,6 @@ def test_memory_in_postgresql_and_observability_in_mongodb(
             assert count == (0,)
 
     # MongoDB holds the span, and no memory collection.
-    driver_url, _, _ = parse_url(mongo_url)
-    client: MongoClient[dict[str, object]] = MongoClient(driver_url, tz_aware=True)
-    try:
-        database = client.get_default_database()
+    with mongodb.driver_database(mongo_url) as database:
         assert database["mastra_ai_spans"].count_documents({"traceId": "pg-tr1"}) == 1
         assert not set(database.list_collection_names()) & {"mastra_threads", "mastra_messages"}
-    finally:
-        client.close()

@@ -13,13 +13,19 @@ no-transaction path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from composite_store_mongodb.connection import parse_url
 from composite_store_mongodb.provision import create_namespace, drop_namespace, store_url
+from pymongo import MongoClient
+from pymongo.database import Database
 
 from composite_store.errors import redact
 from tests.support.backends import ran, unreachable
@@ -30,6 +36,7 @@ __all__ = [
     "BACKEND",
     "STANDALONE",
     "SecantusNode",
+    "driver_database",
     "find",
     "find_standalone",
     "session_url",
@@ -163,6 +170,18 @@ def start_throwaway(*, standalone: bool = False) -> Found | str:
         return failure
     kind = "standalone" if standalone else "one-node replica set"
     return Found(node.url, f"throwaway secantusdb 127.0.0.1:{port} ({kind})")
+
+
+@contextlib.contextmanager
+def driver_database(url: str) -> Iterator[Database[dict[str, Any]]]:
+    """The database of the store URL ``url`` through pymongo itself (timestamps tz-aware), for
+    looking at or writing documents behind the store's back; the client closed after."""
+    driver_url, _, _ = parse_url(url)  # without the store's own options (validator=...)
+    client: MongoClient[dict[str, Any]] = MongoClient(driver_url, tz_aware=True)
+    try:
+        yield client.get_default_database()
+    finally:
+        client.close()
 
 
 def session_url(request: pytest.FixtureRequest, *, standalone: bool = False) -> str:
