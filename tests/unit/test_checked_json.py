@@ -183,10 +183,15 @@ def test_a_decoded_nan_is_marked_so_the_encoder_refuses_it(decoded: Any) -> None
     assert json.dumps(marked) == json.dumps(decoded)  # the same value, NaN for NaN
     with pytest.raises(ValueError, match="Out of range float values"):
         checked_json(marked)
-    if isinstance(decoded, dict) and "keep" in decoded:
-        # What holds no NaN is kept as it is; the way to one is new, the input untouched.
-        assert marked["keep"] is decoded["keep"] and marked is not decoded
-        assert type(decoded["deep"][1]["x"][0]) is float
+
+
+def test_marking_copies_only_the_way_to_a_nan() -> None:
+    decoded = {"keep": {"a": 1.5}, "deep": [1, {"x": [float("-inf")]}]}
+    marked = marked_non_finite(decoded)
+    # What holds no NaN is kept as it is; the way to one is new, the input untouched.
+    assert marked["keep"] is decoded["keep"] and marked is not decoded
+    assert type(marked["deep"][1]["x"][0]) is NonFiniteNumber
+    assert type(decoded["deep"][1]["x"][0]) is float
 
 
 @given(values)
