@@ -306,6 +306,8 @@ async def _read_through_us(store: Store, written: dict[str, Any]) -> None:
 
 
 _STAMPS = {"createdAt", "updatedAt"}
+#: One line of the large snapshot's transcript (``_write_through_us``).
+TRANSCRIPT_LINE = "the agent called the weather tool for Zürich and summarized the forecast"
 #: Span columns that @mastra/pg's getTrace() leaves out of its SELECT.
 UNREAD_BY_GET_TRACE = {
     "requestContext",
@@ -332,7 +334,11 @@ async def _write_through_us(
     await store.memory.save_messages(messages=records["messages"])
     # save_messages bumped the thread's updatedAt to now: write it back as given.
     thread = await store.memory.save_thread(thread=records["thread"])
-    run = records["run"]
+    # A snapshot large enough for PostgreSQL to compress (past about 2 KB): the adapter's
+    # sessions compress with LZ4 (composite_store_postgres.cursor.LZ4_COMPRESSION), and
+    # Mastra must read such a value back as it reads its own pglz ones.
+    steps = [{"step": f"step-{i}", "output": f"{TRANSCRIPT_LINE} {i}"} for i in range(80)]
+    run = {**records["run"], "snapshot": {**records["run"]["snapshot"], "transcript": steps}}
     await store.workflows.persist_workflow_snapshot(
         workflow_name=run["workflowName"],
         run_id=run["runId"],

@@ -455,3 +455,47 @@ def test_what_counts_as_the_users_time_zone(
     given: str, environ: dict[str, str], chosen: bool
 ) -> None:
     assert sets_time_zone(given, environ) is chosen
+
+
+def _snapshot_compression(url: str, options: str = "") -> str:
+    """How the server compressed a 20 KB workflow snapshot that a store saved (a row that
+    large is always compressed): ``pg_column_compression`` of the stored value."""
+    step = {"output": {"text": "agent output " * 8}}
+    snapshot = {"steps": [dict(step, id=f"step-{i}") for i in range(150)]}
+
+    async def main() -> str:
+        async with _store_of_its_own(url, options) as (store, schema):
+            await store.workflows.persist_workflow_snapshot(
+                workflow_name="wf", run_id="r1", snapshot=snapshot
+            )
+            with psycopg.connect(_plain_url(url)) as raw:
+                table = f'"{schema}".mastra_workflow_snapshot'
+                row = raw.execute(f"SELECT pg_column_compression(snapshot) FROM {table}").fetchone()
+            assert row is not None
+            return str(row[0])
+
+    return asyncio.run(main())
+
+
+def _offers_lz4(url: str) -> bool:
+    with psycopg.connect(_plain_url(url)) as raw:
+        row = raw.execute(
+            "SELECT 'lz4' = ANY (enumvals) FROM pg_settings"
+            " WHERE name = 'default_toast_compression'"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def test_large_values_are_compressed_with_lz4(url: str) -> None:
+    """cursor.LZ4_COMPRESSION: what the store writes is compressed with LZ4, not the
+    server's default pglz (three times the server's CPU for a snapshot). A server without
+    LZ4 skips: its connections keep pglz, which the next test's URL form checks."""
+    if not _offers_lz4(url):
+        pytest.skip("this PostgreSQL server was built without LZ4 (or is older than 14)")
+    assert _snapshot_compression(url) == "lz4"
+
+
+def test_a_url_that_chooses_a_compression_keeps_it(url: str) -> None:
+    """``options=-c default_toast_compression=pglz`` in the URL is the user's choice."""
+    options = "&options=-c%20default_toast_compression%3Dpglz"
+    assert _snapshot_compression(url, options) == "pglz"
