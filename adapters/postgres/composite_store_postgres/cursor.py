@@ -87,8 +87,8 @@ UTC_SESSION = "SET TimeZone = 'UTC'"
 #: a long message, a span's large input) are compressed with LZ4 rather than the default
 #: pglz. On this project's machine the server wrote 5,000 copies of a 5.6 KB snapshot in
 #: 148 ms with pglz and 52 ms with LZ4 (30 -> 10 us a row; stored 980 -> 1,037 bytes), and
-#: pgbench's 8 clients upserting snapshots ran 6-10% more transactions a second
-#: (docs/benchmarks.md, "Session 2026-12-07 (fourth)"). Every reader decompresses either
+#: pgbench upserting snapshots ran 10-24% more transactions a second with one client, 0-16%
+#: with eight (docs/benchmarks.md, "Session 2026-12-07 (fourth)"). Every reader decompresses either
 #: method transparently (Mastra, pg_dump, a replica of the same server). Chosen through
 #: ``pg_settings`` so that a server without LZ4 (built without it, or before PostgreSQL 14,
 #: where the setting does not exist) keeps its default instead of failing the connection.
