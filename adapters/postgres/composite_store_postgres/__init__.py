@@ -23,8 +23,9 @@
 :compression: the connections also set ``default_toast_compression = lz4`` where the server
     offers LZ4 (PostgreSQL 14 and later, built with it): values large enough for PostgreSQL
     to compress (a workflow snapshot, a long message) cost the server a third of pglz's CPU
-    and take about 6% more space. Every reader decompresses either. ``options=-c
-    default_toast_compression=pglz`` in the URL (or in ``PGOPTIONS``) keeps pglz.
+    and take about 6% more space. Every reader decompresses either. Only the built-in
+    default is replaced: a compression chosen in the server's configuration, for the
+    database or role, or in the URL (``options=-c default_toast_compression=pglz``) is kept.
 
 Layout (DESIGN.md section 9): tables in the given schema, created if missing and always
 written out in statements; ``TIMESTAMP`` columns holding the UTC wall clock, each with a

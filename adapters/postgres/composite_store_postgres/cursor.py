@@ -82,25 +82,27 @@ NO_JIT = "SET jit = off"
 #: on a shared database when composite-store writes the span.
 UTC_SESSION = "SET TimeZone = 'UTC'"
 
-#: Sent at connect as well, unless the URL or ``PGOPTIONS`` chooses a compression: values
-#: the session writes that PostgreSQL compresses (a row past about 2 KB: a workflow snapshot,
-#: a long message, a span's large input) are compressed with LZ4 rather than the default
-#: pglz. On this project's machine the server wrote 5,000 copies of a 5.6 KB snapshot in
-#: 148 ms with pglz and 52 ms with LZ4 (30 -> 10 us a row; stored 980 -> 1,037 bytes), and
-#: pgbench upserting snapshots ran 10-24% more transactions a second with one client, 0-16%
-#: with eight (docs/benchmarks.md, "Session 2026-12-07 (fourth)"). Every reader decompresses either
-#: method transparently (Mastra, pg_dump, a replica of the same server). Chosen through
-#: ``pg_settings`` so that a server without LZ4 (built without it, or before PostgreSQL 14,
-#: where the setting does not exist) keeps its default instead of failing the connection.
+#: Sent at connect as well: values the session writes that PostgreSQL compresses (a row past
+#: about 2 KB: a workflow snapshot, a long message, a span's large input) are compressed with
+#: LZ4 rather than the default pglz. On this project's machine the server wrote 5,000 copies
+#: of a 5.6 KB snapshot in 148 ms with pglz and 52 ms with LZ4 (30 -> 10 us a row; stored
+#: 980 -> 1,037 bytes), and pgbench upserting snapshots ran 10-24% more transactions a second
+#: with one client, 0-16% with eight (docs/benchmarks.md, "Session 2026-12-07 (fourth)").
+#: Every reader decompresses either method transparently (Mastra, pg_dump, a replica of the
+#: same server). Chosen through ``pg_settings``, only where the setting still has its built-in
+#: default (``source = 'default'``: not chosen in postgresql.conf, for the database or role,
+#: or by the URL's ``options`` or ``PGOPTIONS``) and the server offers LZ4: a server built
+#: without it, or older than PostgreSQL 14 (no such setting), keeps pglz rather than failing
+#: the connection.
 LZ4_COMPRESSION = (
     "SELECT set_config('default_toast_compression', 'lz4', false) FROM pg_settings"
-    " WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)"
+    " WHERE name = 'default_toast_compression' AND source = 'default'"
+    " AND 'lz4' = ANY (enumvals)"
 )
 
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 _SETS_SEQSCAN = re.compile(r"\benable_seqscan\b")
 _SETS_JIT = re.compile(r"\bjit\s*=")
-_SETS_COMPRESSION = re.compile(r"default_toast_compression", re.IGNORECASE)
 #: ``timezone=`` (``-c timezone=``, ``-ctimezone=``), not ``log_timezone=``.
 _SETS_TIMEZONE = re.compile(r"(?:^|[^a-z_]|-c)timezone\s*=", re.IGNORECASE)
 
@@ -306,10 +308,10 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
     :data:`NO_JIT` (the engines' ``async_creator_fn``), unless the URL sets
     ``enable_seqscan`` itself (``options=-c enable_seqscan=on``; ``jit`` likewise),
     :data:`UTC_SESSION` unless a time zone is set (:func:`sets_time_zone`), and
-    :data:`LZ4_COMPRESSION` unless a compression is (``default_toast_compression``). Session
-    settings, not startup options: connection poolers such as PgBouncer refuse unknown
-    startup parameters. Sent in autocommit, so that they hold for the session at once and
-    the pool's reset (a ROLLBACK) keeps them: one round trip, not BEGIN, SET and COMMIT."""
+    :data:`LZ4_COMPRESSION`. Session settings, not startup options: connection poolers such
+    as PgBouncer refuse unknown startup parameters. Sent in autocommit, so that they hold
+    for the session at once and the pool's reset (a ROLLBACK) keeps them: one round trip,
+    not BEGIN, SET and COMMIT."""
     conn = await LeanAsyncConnection.connect(*args, **kwargs)
     given = f"{args} {kwargs.get('options', '')}"
     settings = []
@@ -319,10 +321,7 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
             settings.append(NO_JIT)
     if not sets_time_zone(given, os.environ):
         settings.append(UTC_SESSION)
-    if not _SETS_COMPRESSION.search(f"{given} {os.environ.get('PGOPTIONS', '')}"):
-        settings.append(LZ4_COMPRESSION)
-    if not settings:
-        return conn
+    settings.append(LZ4_COMPRESSION)  # the server itself knows whether it was chosen
     try:
         autocommit = conn.autocommit
         if not autocommit:

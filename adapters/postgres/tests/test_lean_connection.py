@@ -376,14 +376,14 @@ def test_an_idle_connection_the_server_ends_is_unregistered_and_fails_cleanly(ur
 
 
 @contextlib.contextmanager
-def _database_in_zone(url: str, zone: str) -> Iterator[str]:
-    """A throwaway database whose sessions default to ``zone`` (``ALTER DATABASE ... SET
-    TimeZone``, the server default a deployment may have): its SQLAlchemy URL."""
+def _database_with(url: str, setting: str, value: str) -> Iterator[str]:
+    """A throwaway database whose sessions default to ``setting = value`` (``ALTER DATABASE
+    ... SET``, as a deployment may configure its server): its SQLAlchemy URL."""
     plain = url.replace("postgresql+psycopg://", "postgresql://")
-    name = f"cs_zone_{uuid.uuid4().hex[:12]}"
+    name = f"cs_setting_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(plain, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
-        admin.execute(f"ALTER DATABASE {name} SET TimeZone = '{zone}'")
+        admin.execute(f"ALTER DATABASE {name} SET {setting} = '{value}'")
     try:
         yield url.rsplit("/", 1)[0] + f"/{name}"
     finally:
@@ -419,7 +419,7 @@ def test_sessions_run_in_utc_whatever_the_servers_default(url: str) -> None:
     """cursor.UTC_SESSION: on a database whose sessions default to New York time, the
     adapter's connections run in UTC, and psycopg loads a ``TIMESTAMPTZ`` as
     ``timezone.utc`` itself (no ``ZoneInfo`` for the driver or ``_read_utc`` to convert)."""
-    with _database_in_zone(url, "America/New_York") as zoned:
+    with _database_with(url, "TimeZone", "America/New_York") as zoned:
         zone, moment = _session_zone_and_moment(zoned)
     assert zone == "UTC"
     assert moment.tzinfo is UTC
@@ -489,7 +489,7 @@ def _offers_lz4(url: str) -> bool:
 def test_large_values_are_compressed_with_lz4(url: str) -> None:
     """cursor.LZ4_COMPRESSION: what the store writes is compressed with LZ4, not the
     server's default pglz (three times the server's CPU for a snapshot). A server without
-    LZ4 skips: its connections keep pglz, which the next test's URL form checks."""
+    LZ4 skips: its connections keep pglz, as the next tests' choices do."""
     if not _offers_lz4(url):
         pytest.skip("this PostgreSQL server was built without LZ4 (or is older than 14)")
     assert _snapshot_compression(url) == "lz4"
@@ -499,3 +499,10 @@ def test_a_url_that_chooses_a_compression_keeps_it(url: str) -> None:
     """``options=-c default_toast_compression=pglz`` in the URL is the user's choice."""
     options = "&options=-c%20default_toast_compression%3Dpglz"
     assert _snapshot_compression(url, options) == "pglz"
+
+
+def test_a_compression_chosen_for_the_database_is_kept(url: str) -> None:
+    """A database (or role, or server configuration) whose sessions default to pglz was
+    configured so on purpose, a replica built without LZ4 say: the store keeps it."""
+    with _database_with(url, "default_toast_compression", "pglz") as configured:
+        assert _snapshot_compression(configured) == "pglz"
