@@ -41,6 +41,7 @@ from composite_store_postgres.wire import StatementRunner
 __all__ = [
     "INDEX_PLANS",
     "LZ4_COMPRESSION",
+    "LZ4_SESSION",
     "UTC_SESSION",
     "LeanAsyncConnection",
     "connect",
@@ -93,12 +94,22 @@ UTC_SESSION = "SET TimeZone = 'UTC'"
 #: default (``source = 'default'``: not chosen in postgresql.conf, for the database or role,
 #: or by the URL's ``options`` or ``PGOPTIONS``) and the server offers LZ4: a server built
 #: without it, or older than PostgreSQL 14 (no such setting), keeps pglz rather than failing
-#: the connection.
+#: the connection. Reading ``pg_settings`` builds every setting's row (about 1 ms of the
+#: server's time, more than the rest of a connection's settings), so it is read once per
+#: server, database, user and startup options in a process (:data:`_LZ4_CHOSEN`); the later
+#: connections to the same target send :data:`LZ4_SESSION` where it chose LZ4.
 LZ4_COMPRESSION = (
     "SELECT set_config('default_toast_compression', 'lz4', false) FROM pg_settings"
     " WHERE name = 'default_toast_compression' AND source = 'default'"
     " AND 'lz4' = ANY (enumvals)"
 )
+#: :data:`LZ4_COMPRESSION`'s choice, once made for a connection's target.
+LZ4_SESSION = "SET default_toast_compression = lz4"
+
+#: Whether :data:`LZ4_COMPRESSION` chose LZ4, by connection target (host, port, database,
+#: user, startup options). Entries are only ever set to what the server answered, so
+#: concurrent first connections to one target at worst both ask.
+_LZ4_CHOSEN: dict[tuple[str, int, str, str, bytes], bool] = {}
 
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 _SETS_SEQSCAN = re.compile(r"\benable_seqscan\b")
@@ -308,10 +319,10 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
     :data:`NO_JIT` (the engines' ``async_creator_fn``), unless the URL sets
     ``enable_seqscan`` itself (``options=-c enable_seqscan=on``; ``jit`` likewise),
     :data:`UTC_SESSION` unless a time zone is set (:func:`sets_time_zone`), and
-    :data:`LZ4_COMPRESSION`. Session settings, not startup options: connection poolers such
-    as PgBouncer refuse unknown startup parameters. Sent in autocommit, so that they hold
-    for the session at once and the pool's reset (a ROLLBACK) keeps them: one round trip,
-    not BEGIN, SET and COMMIT."""
+    :data:`LZ4_COMPRESSION` (or its choice, :data:`LZ4_SESSION`). Session settings, not
+    startup options: connection poolers such as PgBouncer refuse unknown startup
+    parameters. Sent in autocommit, so that they hold for the session at once and the
+    pool's reset (a ROLLBACK) keeps them: one round trip, not BEGIN, SET and COMMIT."""
     conn = await LeanAsyncConnection.connect(*args, **kwargs)
     given = f"{args} {kwargs.get('options', '')}"
     settings = []
@@ -321,12 +332,22 @@ async def connect(*args: Any, **kwargs: Any) -> LeanAsyncConnection:
             settings.append(NO_JIT)
     if not sets_time_zone(given, os.environ):
         settings.append(UTC_SESSION)
-    settings.append(LZ4_COMPRESSION)  # the server itself knows whether it was chosen
+    info = conn.info
+    target = (info.host, info.port, info.dbname, info.user, conn.pgconn.options)
+    lz4 = _LZ4_CHOSEN.get(target)
+    if lz4 is None:
+        settings.append(LZ4_COMPRESSION)  # the server knows whether anyone chose one
+    elif lz4:
+        settings.append(LZ4_SESSION)
     try:
         autocommit = conn.autocommit
         if not autocommit:
             await conn.set_autocommit(True)  # no round trip: the connection is idle
-        await conn.execute("; ".join(settings), prepare=False)
+        cursor = await conn.execute("; ".join(settings), prepare=False)
+        if lz4 is None:
+            while cursor.nextset():  # to the last statement's result: LZ4_COMPRESSION's
+                pass
+            _LZ4_CHOSEN[target] = cursor.rowcount == 1
         if not autocommit:
             await conn.set_autocommit(False)
         conn.index_plans = INDEX_PLANS in settings

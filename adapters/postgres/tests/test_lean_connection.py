@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 from composite_store_postgres import PostgresStore
+from composite_store_postgres import cursor as lean
 from composite_store_postgres.cursor import KEEP_RESULT_ROWS, LeanAsyncConnection, sets_time_zone
 from sqlalchemy.engine import Connection
 
@@ -506,3 +507,43 @@ def test_a_compression_chosen_for_the_database_is_kept(url: str) -> None:
     configured so on purpose, a replica built without LZ4 say: the store keeps it."""
     with _database_with(url, "default_toast_compression", "pglz") as configured:
         assert _snapshot_compression(configured) == "pglz"
+
+
+def test_the_servers_settings_are_read_once_per_target(
+    plain_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading ``pg_settings`` costs the server about 1 ms: a target's first connection reads
+    it (cursor.LZ4_COMPRESSION), the next sends the choice it made (cursor.LZ4_SESSION), and
+    both sessions compress alike."""
+    if not _offers_lz4(plain_url):
+        pytest.skip("this PostgreSQL server was built without LZ4 (or is older than 14)")
+    monkeypatch.setattr(lean, "_LZ4_CHOSEN", {})
+    sent: list[str] = []
+    execute = LeanAsyncConnection.execute
+
+    async def recording(self: LeanAsyncConnection, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(LeanAsyncConnection, "execute", recording)
+
+    async def main() -> list[tuple[str, str]]:
+        found = []
+        for _ in range(2):
+            conn = await lean.connect(plain_url)
+            try:
+                cursor = await conn.execute(
+                    "SELECT setting, source FROM pg_settings"
+                    " WHERE name = 'default_toast_compression'"
+                )
+                found.append(await cursor.fetchone())
+            finally:
+                await conn.close()
+        return found
+
+    assert asyncio.run(main()) == [("lz4", "session"), ("lz4", "session")]
+    opening = [query for query in sent if query.startswith("SET enable_seqscan")]
+    assert len(opening) == 2, sent
+    assert lean.LZ4_COMPRESSION in opening[0], opening[0]
+    assert "pg_settings" not in opening[1], opening[1]
+    assert opening[1].endswith(lean.LZ4_SESSION), opening[1]
