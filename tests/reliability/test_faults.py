@@ -231,6 +231,30 @@ def redis_node() -> RedisNode:
     tmp.cleanup()
 
 
+def test_redis_writes_after_a_restart_do_not_meet_a_closed_connection(
+    redis_node: RedisNode,
+) -> None:
+    """A pooled connection whose server restarted (or closed it) is reconnected before a
+    call uses it: the first write after the restart succeeds rather than failing with
+    "Connection closed by server." (redis-py 8 skipped that check under its default
+    maintenance-notification setting)."""
+
+    async def main() -> None:
+        async with open_store(redis_node.url) as store:
+            await store.memory.save_thread(thread={"id": "t1", "resource_id": "u", "title": "x"})
+            redis_node.kill()
+            assert await asyncio.to_thread(redis_node.start_and_wait) is None
+            await store.workflows.persist_workflow_snapshot(
+                workflow_name=WORKFLOW, run_id="after-restart", snapshot={"step": 1}
+            )
+            run = await store.workflows.load_workflow_snapshot(
+                workflow_name=WORKFLOW, run_id="after-restart"
+            )
+            assert run == {"step": 1}
+
+    asyncio.run(main())
+
+
 def test_redis_reads_survive_killed_connections(redis_node: RedisNode) -> None:
     import redis
 

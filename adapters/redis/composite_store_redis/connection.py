@@ -30,6 +30,11 @@ from composite_store_redis import scripts
 from composite_store_redis.batch import Batch
 from composite_store_redis.keys import Keys
 
+try:
+    from redis.maint_notifications import MaintNotificationsConfig
+except ImportError:  # redis-py before 7: no maintenance notifications, nothing to turn off
+    MaintNotificationsConfig = None  # type: ignore[assignment,misc]
+
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
@@ -173,6 +178,18 @@ class RedisConnection:
             if self._client is None:
                 assert self._url is not None
                 options = {"decode_responses": True, **self._options}
+                if MaintNotificationsConfig is not None and not self.cluster:
+                    # redis-py's pool checks that a pooled connection's socket is still open
+                    # before handing it out (and reconnects it if not), but skips the check
+                    # while maintenance notifications are on, and their default ("auto")
+                    # counts as on even over RESP2, where none can arrive. A connection whose
+                    # server had restarted, or closed it, was then handed out as it was, and
+                    # the write sent on it failed with "Connection closed by server."
+                    # (tests/reliability/test_faults.py). A client that wants them passes
+                    # its own ``maint_notifications_config``.
+                    options.setdefault(
+                        "maint_notifications_config", MaintNotificationsConfig(enabled=False)
+                    )
                 factory = RedisCluster if self.cluster else Redis
                 with map_errors(_ERRORS):
                     self._client = factory.from_url(self._url, **options)
