@@ -459,7 +459,7 @@ def test_what_counts_as_the_users_time_zone(
 
 
 def _snapshot_compression(url: str, options: str = "") -> str:
-    """How the server compressed a 20 KB workflow snapshot that a store saved (a row that
+    """How the server compressed a 22 KB workflow snapshot that a store saved (a row that
     large is always compressed): ``pg_column_compression`` of the stored value."""
     step = {"output": {"text": "agent output " * 8}}
     snapshot = {"steps": [dict(step, id=f"step-{i}") for i in range(150)]}
