@@ -101,13 +101,19 @@ def namespaces(
     return Namespaces(request, tmp_path_factory)
 
 
+async def _emptied(*stores: Store) -> None:
+    """Empty every domain of each of ``stores`` (open)."""
+    for store in stores:
+        for dom in store.domains.values():
+            await dom.dangerously_clear_all()
+
+
 async def _prepare(ns: Namespaces, source: str, src: Store, dst: Store) -> dict[str, Any]:
     """Fill the source once per session and return its contents; empty the destination."""
     if source not in ns.expected:
         await fill(src)
         ns.expected[source] = {d: await snapshot(src, d) for d in src.domains}
-    for dom in dst.domains.values():
-        await dom.dangerously_clear_all()
+    await _emptied(dst)
     return ns.expected[source]
 
 
@@ -207,8 +213,7 @@ def test_a_rerun_writes_exactly_what_changed(
     async def scenario() -> None:
         src = open_store(filled_sqlite)
         async with src, dst:
-            for dom in dst.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(dst)
             await copy_domains(src, dst)
             await dst.memory.update_messages(
                 messages=[{"id": "big-00042", "content": {"metadata": {"edited": True}}}]
@@ -403,8 +408,7 @@ def test_the_row_path_writes_what_the_records_path_writes(
 
     async def clear(store: Store) -> None:
         async with store:
-            for dom in store.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(store)
 
     asyncio.run(clear(by_rows))
     report, rows_written = _copy_counting_rows(filled_sqlite, by_rows, monkeypatch)
@@ -468,8 +472,7 @@ def test_a_value_postgres_refuses_is_refused_on_either_path(
     async def run() -> None:
         src = open_store(filled_sqlite)
         async with src, dst:
-            for dom in dst.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(dst)
             with pytest.raises(ValidationError, match="NUL"):
                 await copy_domains(src, dst, domains=["memory"])
             assert await dst.memory.count_records(table="messages") == 0
@@ -569,8 +572,7 @@ def test_a_copy_reads_ahead_only_when_a_store_waits_on_a_server(
         src = open_store(filled_sqlite)
         events: list[tuple[str, int]] = []
         async with src, dst:
-            for dom in dst.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(dst)
             _traced(src, events)
             _traced(dst, events)
             report = await copy_domains(src, dst, domains=["memory"], batch=400)
@@ -672,8 +674,7 @@ def test_binary_copy_into_postgres_stores_what_the_text_copy_stores(
 
     async def load(store: Store, changed: bool) -> list[dict[str, Any] | None]:
         async with store:
-            for dom in store.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(store)
             dom = store.memory
             assert isinstance(dom, StoredRows)
             await dom.import_stored_rows(table="messages", rows=rows)
@@ -734,8 +735,7 @@ def test_binary_copy_into_postgres_refuses_what_postgres_cannot_store(
 
     async def run() -> None:
         async with dst:
-            for dom in dst.domains.values():
-                await dom.dangerously_clear_all()
+            await _emptied(dst)
             dom = dst.memory
             assert isinstance(dom, StoredRows)
             with pytest.raises(ValidationError, match=error):
@@ -759,9 +759,7 @@ def test_a_nan_another_writer_stored_in_mongodb_is_not_copied_as_null(
 
     async def fill_source() -> None:
         async with src, dst:
-            for store in (src, dst):
-                for dom in store.domains.values():
-                    await dom.dangerously_clear_all()
+            await _emptied(src, dst)
             await src.workflows.persist_workflow_snapshot(
                 workflow_name="wf", run_id="run", snapshot={"score": 0.5, "steps": [1, 2]}
             )
