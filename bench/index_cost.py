@@ -3,16 +3,18 @@
     uv run python -m bench.index_cost              # 1,000 rows a table, 7 interleaved repetitions
     uv run python -m bench.index_cost --rows 200 --reps 3
 
-The peer harness's two SQLite write workloads where composite-store trails @mastra/libsql (W1
+The peer harness's two SQLite write workloads where composite-store trailed @mastra/libsql (W1
 thread creation, W5 snapshot save) each insert one row per call into a table that Mastra's
 libSQL store creates with its key index only (``tests/data/mastra/libsql-1.23.1.json``, the
 catalog of a file Mastra's own ``init()`` made), where ours also carries the indexes the
 documented reads need at scale (a resource's threads newest first; a workflow's, a resource's
-runs). Here the same rows go in with plain ``sqlite3`` in autocommit (one statement per call,
-no library at all), in a fresh file per repetition, once into Mastra's tables and once into
-ours (as ``open_store`` creates them), interleaved: the difference is the floor our schema sets
-under the library, whatever the library's own cost. Figures are microseconds per insert,
-medians of the repetitions.
+runs). W1's messages go in batches of 10 into a table with Mastra's two indexes on it, where
+ours until 2026-12-07 added a third on the same (thread_id, createdAt). Here the same rows go
+in with plain ``sqlite3`` in autocommit (one statement per call, no library at all), in a
+fresh file per repetition, once into Mastra's tables (with the indexes its ``init()``
+creates) and once into ours (as ``open_store`` creates them), interleaved: the difference is
+the floor our schema sets under the library, whatever the library's own cost. Figures are
+microseconds per row inserted, medians of the repetitions.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ THREAD = (
     '"resourceId" = excluded."resourceId", title = excluded.title, '
     'metadata = excluded.metadata, "updatedAt" = excluded."updatedAt"'
 )
+#: W1's message batch: ten rows in one statement, as the library sends them.
+MESSAGE_ROW = "(?, ?, ?, ?, ?, ?, ?)"
+MESSAGES = (
+    'INSERT INTO mastra_messages (id, thread_id, content, role, type, "createdAt", "resourceId") '
+    f"VALUES {', '.join([MESSAGE_ROW] * 10)} ON CONFLICT (id) DO UPDATE SET "
+    "thread_id = excluded.thread_id, content = excluded.content, role = excluded.role, "
+    'type = excluded.type, "createdAt" = excluded."createdAt", "resourceId" = excluded."resourceId"'
+)
 SNAPSHOT = (
     'INSERT INTO mastra_workflow_snapshot (workflow_name, run_id, "resourceId", snapshot, '
     '"createdAt", "updatedAt") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workflow_name, run_id) '
@@ -50,8 +60,12 @@ SNAPSHOT = (
 def _mastra_file(path: Path) -> None:
     tables = json.loads(GOLDEN.read_text())["tables"]
     with sqlite3.connect(path) as db:
-        for name in ("mastra_threads", "mastra_workflow_snapshot"):
+        for name in ("mastra_threads", "mastra_messages", "mastra_workflow_snapshot"):
             db.execute(tables[name]["sql"])
+            for index in tables[name]["indexes"]:
+                if index["origin"] == "c":  # created by CREATE INDEX (not a key's own)
+                    columns = ", ".join(f'"{c}"' for c in index["columns"])
+                    db.execute(f'CREATE INDEX "{index["name"]}" ON "{name}" ({columns})')
 
 
 def _our_file(path: Path) -> None:
@@ -75,6 +89,20 @@ def _inserts(path: Path, rows: int, snapshot: str) -> dict[str, float]:
             THREAD, (f"thread-{t:06d}", f"resource-{t % 20:03d}", f"title {t}", "{}", stamp, stamp)
         )
     found["W1 thread insert"] = (time.perf_counter() - start) / rows * 1e6
+    content = json.dumps({"format": 2, "parts": [{"type": "text", "text": "x" * 60}]})
+    start = time.perf_counter()
+    for b in range(rows // 10):
+        t = b % 200
+        db.execute(MESSAGES, [
+            value
+            for i in range(10)
+            for value in (
+                f"msg-{b:05d}-{i}", f"thread-{t:06d}", content, "user", "v2",
+                iso_ms(EPOCH + timedelta(milliseconds=b * 10 + i)), f"resource-{t % 20:03d}",
+            )
+        ])
+    per_message = (time.perf_counter() - start) / (rows // 10 * 10) * 1e6
+    found["W1 message insert (batches of 10)"] = per_message
     start = time.perf_counter()
     for op in range(rows):
         stamp = iso_ms(datetime.now(UTC))

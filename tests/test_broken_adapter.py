@@ -63,7 +63,10 @@ class BrokenMemory(SqliteMemory):
         prefix = self.db.prefix
 
         def damage(conn: Connection) -> None:
-            conn.exec_driver_sql(f'DROP INDEX IF EXISTS "{prefix}messages_thread_id_createdat_idx"')
+            # Every index on (thread_id, createdAt): on SQLite, Mastra's stands for ours.
+            for index in ("messages_thread_id_createdat_idx", "messages_thread_created_at"):
+                conn.exec_driver_sql(f'DROP INDEX IF EXISTS "{prefix}{index}"')
+            conn.exec_driver_sql('DROP INDEX IF EXISTS "idx_messages_thread_created_at"')
             columns = conn.exec_driver_sql(f'PRAGMA table_info("{prefix}resources")').fetchall()
             if "legacy_notes" not in {row[1] for row in columns}:
                 conn.exec_driver_sql(

@@ -73,6 +73,28 @@ def test_drift_is_reported_with_fixes_that_work(
     assert status == 0, report
 
 
+def test_a_missing_message_index_is_fixed_with_mastras_on_sqlite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # On SQLite the documented (thread_id, createdAt DESC) index is Mastra's
+    # idx_messages_thread_created_at: without it, the fix creates that one, not a second.
+    path = tmp_path / "no-message-index.db"
+    url = f"sqlite:///{path}"
+    _fresh(url)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX idx_messages_thread_created_at")
+    status, report = _inspect(url, capsys)
+    [finding] = report["domains"]["memory"]["drift"]
+    assert status == 1 and finding["kind"] == "missing index"
+    assert finding["fix"] == (
+        'CREATE INDEX idx_messages_thread_created_at ON mastra_messages (thread_id, "createdAt")'
+    )
+    with sqlite3.connect(path) as db:
+        db.executescript(finding["fix"])
+    status, report = _inspect(url, capsys)
+    assert status == 0, report
+
+
 def test_sqlite_says_what_alter_table_cannot_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

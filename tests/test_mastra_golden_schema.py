@@ -172,9 +172,6 @@ ALLOWED: dict[tuple[str, ...], str] = {
     ),
     ("sqlite", "mastra_dataset_items", "extra key", "id,datasetVersion"): "the primary key",
     ("sqlite", "mastra_experiment_results", "extra key", "experimentId,itemId"): _RESULT_PER_ITEM,
-    ("sqlite", "mastra_messages", "extra index", "mastra_messages_thread_id_createdat_idx"): (
-        _OUR_INDEX + ": newest-first pages with the id tie-break, as on PostgreSQL"
-    ),
     (
         "sqlite",
         "mastra_workflow_snapshot",

@@ -199,7 +199,7 @@ def _table_section(spec: TableSpec) -> Iterator[str]:
             f"`{name}_{'_'.join(unique)}_key`"
         )
     for index in (*spec.indexes, *spec.mastra_indexes):
-        yield f"- {_index_line(index, name)}"
+        yield f"- {_index_line(index, name)}{_stood_for(spec, index, name)}"
     for index in spec.sql_indexes:
         where = _partial(index)
         yield (
@@ -220,6 +220,17 @@ def _partial(index: Index) -> str:
         # Other relational backends have no partial indexes: theirs covers every row.
         return f" where `{index.where_not_null}` is not null (PostgreSQL, SQLite/libSQL)"
     return ""
+
+
+def _stood_for(spec: TableSpec, index: Index, name: str) -> str:
+    """Where one of Mastra's indexes is created instead of portable ``index``."""
+    notes = [
+        f"on {_FAMILY_NAMES[family]} Mastra's `{standing.physical_name(name, DEFAULT_PREFIX)}` "
+        "stands for it (its reads run along it either way)"
+        for family in sorted(_FAMILY_NAMES, reverse=True)
+        if (standing := spec.standing_for(index, family)) is not index
+    ]
+    return "".join(f"; {note}" for note in notes)
 
 
 def _index_line(index: Index, name: str) -> str:

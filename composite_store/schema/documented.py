@@ -124,6 +124,15 @@ class Index:
     where_not_null: str | None = None
     #: The PostgreSQL access method (Mastra's ``gin`` on JSONB columns); None: btree.
     method: str | None = None
+    #: Every read it serves compares its columns but the last by equality and orders by the
+    #: last one: an index on the same columns in other directions serves those reads as well
+    #: (a B-tree is read backward as fast as forward). Where one of Mastra's indexes of the
+    #: family is such an index, it stands for this one (:meth:`TableSpec.indexes_for`).
+    any_direction: bool = False
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
 
     def name(self, table_name: str) -> str:
         return f"{table_name}_{self.suffix}"
@@ -194,13 +203,28 @@ class TableSpec:
 
     def indexes_for(self, family: str) -> tuple[Index, ...]:
         """The indexes a backend of ``family`` creates: the portable ones, and Mastra's own
-        where ``family`` is one of Mastra's."""
-        found = (*self.indexes, *(i for i in self.mastra_indexes if family in i.families))
+        where ``family`` is one of Mastra's. A portable index that one of Mastra's stands for
+        (:meth:`standing_for`) is not created beside it: SQLite's message index on
+        (thread_id, createdAt DESC) would be a third copy of Mastra's two, written on every
+        message for no read (docs/benchmarks.md, session 2026-12-07 (fifth))."""
+        mastra = tuple(i for i in self.mastra_indexes if family in i.families)
+        portable = tuple(i for i in self.indexes if self.standing_for(i, family) is i)
+        found = (*portable, *mastra)
         covered = {i.columns for i in found}
         ours = (
             i for i in self.sql_indexes if family in i.families and i.columns not in covered
         )
         return (*found, *ours)
+
+    def standing_for(self, index: Index, family: str) -> Index:
+        """The index a backend of ``family`` creates for portable ``index``: one of Mastra's of
+        that family on the same columns where ``index`` allows any direction
+        (``Index.any_direction``), else ``index`` itself."""
+        if index.any_direction:
+            for mastra in self.mastra_indexes:
+                if family in mastra.families and mastra.column_names == index.column_names:
+                    return mastra
+        return index
 
     def unique_index_name(self, key: tuple[str, ...], prefix: str = DEFAULT_PREFIX) -> str | None:
         """The name of the unique index enforcing ``key``, or None (a constraint): Mastra's
@@ -382,7 +406,11 @@ TABLES: tuple[TableSpec, ...] = (
             _c("resourceId", T, lookup=True),
         ),
         primary_key=("id",),
-        indexes=(Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt")),),
+        # Its reads take one thread's messages by createdAt (and id) either way: on SQLite,
+        # Mastra's idx_messages_thread_created_at is this index.
+        indexes=(
+            Index("thread_id_createdat_idx", _desc("thread_id", "-createdAt"), any_direction=True),
+        ),
         # PostgreSQL: the whole (createdAt, id) order of a thread in one index, so a newest-N
         # page and each half of an include window are an index scan that stops after LIMIT
         # rows whatever the statistics say. Over Mastra's (thread_id, createdAt DESC) alone

@@ -73,7 +73,7 @@ def show_indexes(indexes: Iterable[PhysicalIndex]) -> str:
 def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalIndex], bool]:
     """(physical indexes on ``index``'s columns in order, whether one of them also has its
     directions and uniqueness)."""
-    columns = tuple(name for name, _ in index.columns)
+    columns = index.column_names
     directions = tuple(desc for _, desc in index.columns)
     # A partial index serves only some rows: it is the documented index only if that is
     # partial too (Mastra's root-span indexes, WHERE parentSpanId IS NULL).
@@ -88,7 +88,8 @@ def index_matches(physical: PhysicalTable, index: Index) -> tuple[list[PhysicalI
         if ix.columns == columns and (either or ix.partial == partial)
     ]
     fitting = any(
-        (ix.descending is None or ix.descending == directions) and (ix.unique or not index.unique)
+        (ix.descending is None or ix.descending == directions or index.any_direction)
+        and (ix.unique or not index.unique)
         for ix in same
     )
     return same, fitting
@@ -220,7 +221,7 @@ def _indexes(spec: TableSpec, physical: PhysicalTable) -> list[Difference]:
     found: list[Difference] = []
     name = physical.name
     for index in spec.indexes:
-        columns = tuple(c for c, _ in index.columns)
+        columns = index.column_names
         same, fitting = index_matches(physical, index)
         if not same:
             found.append(

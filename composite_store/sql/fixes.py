@@ -76,7 +76,10 @@ def fix_statement(db: SqlDatabase, difference: Difference) -> str:
         index = sa.Index(unique_name, *(live.c[c] for c in difference.key), unique=True)
     else:
         assert difference.index is not None
-        wanted = index_name(db.dialect, difference.index, tbl.name, db.prefix, db.schema)
+        # The index this family creates for the documented one (Mastra's, where it stands
+        # for it: ``TableSpec.standing_for``).
+        created = difference.spec.standing_for(difference.index, db.dialect.family)
+        wanted = index_name(db.dialect, created, tbl.name, db.prefix, db.schema)
         index = next(i for i in live.indexes if i.name == wanted)
     for option, value in db.dialect.live_index_options.items():
         index.dialect_kwargs[option] = value

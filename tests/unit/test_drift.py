@@ -80,3 +80,30 @@ def test_declared_shadow_columns_are_not_drift_but_undeclared_ones_are() -> None
 
 def test_a_scanning_store_has_no_index_to_miss() -> None:
     assert compare_table(THREADS, _exact(THREADS, indexes=(), has_indexes=False)) == []
+
+
+def test_an_index_that_serves_its_reads_either_way_has_no_direction_to_miss() -> None:
+    # The messages index's reads take one thread (equality) ordered by createdAt, which a
+    # B-tree serves read forward or backward: Mastra's SQLite index (thread_id, createdAt)
+    # is it. The threads index keeps its direction (its reads are not declared so).
+    messages = table("messages")
+    [index] = messages.indexes
+    assert index.any_direction and not THREADS.indexes[0].any_direction
+    ascending = PhysicalIndex("idx_messages_thread_created_at", ("thread_id", "createdAt"),
+                              False, (False, False))
+    assert compare_table(messages, _exact(messages, indexes=(ascending,))) == []
+    other_columns = PhysicalIndex("x", ("createdAt", "thread_id"), False, (True, False))
+    [missing] = compare_table(messages, _exact(messages, indexes=(other_columns,)))
+    assert missing.kind is Kind.MISSING_INDEX and missing.index == index
+
+
+def test_mastras_sqlite_message_index_stands_for_the_documented_one() -> None:
+    messages = table("messages")
+    [index] = messages.indexes
+    standing = messages.standing_for(index, "sqlite")
+    assert standing.mastra_name == "idx_messages_thread_created_at"
+    sqlite_indexes = messages.indexes_for("sqlite")
+    assert index not in sqlite_indexes and standing in sqlite_indexes
+    # PostgreSQL has no Mastra index of its own on these columns: the documented one is made.
+    assert messages.standing_for(index, "postgresql") is index
+    assert index in messages.indexes_for("postgresql")
