@@ -45,16 +45,34 @@ def test_a_current_store_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert memory["rows"] == {"threads": 1, "messages": 0, "resources": 0}
 
 
-def test_drift_is_reported_with_fixes_that_work(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "drift.db"
+def _damaged(path: Path, *statements: str) -> str:
+    """The URL of a fresh SQLite store at ``path`` after ``statements`` ran on it."""
     url = f"sqlite:///{path}"
     _fresh(url)
     with sqlite3.connect(path) as db:
-        db.execute("DROP INDEX mastra_ai_spans_started_at_idx")
-        db.execute("ALTER TABLE mastra_threads DROP COLUMN metadata")
-        db.execute("ALTER TABLE mastra_threads ADD COLUMN colour TEXT")
+        for statement in statements:
+            db.execute(statement)
+    return url
+
+
+def _fixed(url: str, fixes: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Run the printed ``fixes`` as printed: inspect must then find no drift."""
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        for fix in fixes:
+            db.executescript(fix)
+    status, report = _inspect(url, capsys)
+    assert status == 0, report
+
+
+def test_drift_is_reported_with_fixes_that_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _damaged(
+        tmp_path / "drift.db",
+        "DROP INDEX mastra_ai_spans_started_at_idx",
+        "ALTER TABLE mastra_threads DROP COLUMN metadata",
+        "ALTER TABLE mastra_threads ADD COLUMN colour TEXT",
+    )
     status, report = _inspect(url, capsys)
     assert status == 1 and not report["ok"]
     memory = {d["kind"]: d for d in report["domains"]["memory"]["drift"]}
@@ -66,11 +84,7 @@ def test_drift_is_reported_with_fixes_that_work(
     assert index["fix"] == (
         'CREATE INDEX mastra_ai_spans_started_at_idx ON mastra_ai_spans ("startedAt" DESC)'
     )
-    with sqlite3.connect(path) as db:
-        for finding in [*memory.values(), index]:
-            db.executescript(finding["fix"])
-    status, report = _inspect(url, capsys)
-    assert status == 0, report
+    _fixed(url, [finding["fix"] for finding in [*memory.values(), index]], capsys)
 
 
 def test_a_missing_message_index_is_fixed_with_mastras_on_sqlite(
@@ -78,21 +92,14 @@ def test_a_missing_message_index_is_fixed_with_mastras_on_sqlite(
 ) -> None:
     # On SQLite the documented (thread_id, createdAt DESC) index is Mastra's
     # idx_messages_thread_created_at: without it, the fix creates that one, not a second.
-    path = tmp_path / "no-message-index.db"
-    url = f"sqlite:///{path}"
-    _fresh(url)
-    with sqlite3.connect(path) as db:
-        db.execute("DROP INDEX idx_messages_thread_created_at")
+    url = _damaged(tmp_path / "no-message-index.db", "DROP INDEX idx_messages_thread_created_at")
     status, report = _inspect(url, capsys)
     [finding] = report["domains"]["memory"]["drift"]
     assert status == 1 and finding["kind"] == "missing index"
     assert finding["fix"] == (
         'CREATE INDEX idx_messages_thread_created_at ON mastra_messages (thread_id, "createdAt")'
     )
-    with sqlite3.connect(path) as db:
-        db.executescript(finding["fix"])
-    status, report = _inspect(url, capsys)
-    assert status == 0, report
+    _fixed(url, [finding["fix"]], capsys)
 
 
 def test_sqlite_says_what_alter_table_cannot_do(
