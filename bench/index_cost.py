@@ -91,7 +91,8 @@ def _inserts(path: Path, rows: int, snapshot: str) -> dict[str, float]:
     found["W1 thread insert"] = (time.perf_counter() - start) / rows * 1e6
     content = json.dumps({"format": 2, "parts": [{"type": "text", "text": "x" * 60}]})
     start = time.perf_counter()
-    for b in range(rows // 10):
+    batches = max(1, rows // 10)
+    for b in range(batches):
         t = b % 200
         db.execute(MESSAGES, [
             value
@@ -101,7 +102,7 @@ def _inserts(path: Path, rows: int, snapshot: str) -> dict[str, float]:
                 iso_ms(EPOCH + timedelta(milliseconds=b * 10 + i)), f"resource-{t % 20:03d}",
             )
         ])
-    per_message = (time.perf_counter() - start) / (rows // 10 * 10) * 1e6
+    per_message = (time.perf_counter() - start) / (batches * 10) * 1e6
     found["W1 message insert (batches of 10)"] = per_message
     start = time.perf_counter()
     for op in range(rows):

@@ -75,8 +75,8 @@ def test_bulk_quick_run_on_sqlite_reports_both_workloads() -> None:
 
 
 def test_index_cost_inserts_into_both_schemas(tmp_path: Path) -> None:
-    # bench.index_cost at a CI size: Mastra's tables are the golden catalog's (key indexes
-    # only), ours carry the read indexes; both take every row.
+    # bench.index_cost at a CI size: Mastra's tables are the golden catalog's (with the
+    # indexes its init() creates), ours carry the read indexes; both take every row.
     from bench import index_cost
 
     mastra, ours = tmp_path / "mastra.db", tmp_path / "ours.db"
@@ -85,14 +85,23 @@ def test_index_cost_inserts_into_both_schemas(tmp_path: Path) -> None:
     for path in (mastra, ours):
         index_cost._inserts(path, 5, "{}")
     with sqlite3.connect(mastra) as a, sqlite3.connect(ours) as b:
-        for table in ("mastra_threads", "mastra_workflow_snapshot"):
-            assert a.execute(f"SELECT count(*) FROM {table}").fetchone() == (5,)
-            assert b.execute(f"SELECT count(*) FROM {table}").fetchone() == (5,)
+        for table, rows in (
+            ("mastra_threads", 5), ("mastra_workflow_snapshot", 5), ("mastra_messages", 10)
+        ):
+            assert a.execute(f"SELECT count(*) FROM {table}").fetchone() == (rows,)
+            assert b.execute(f"SELECT count(*) FROM {table}").fetchone() == (rows,)
         theirs = {r[0] for r in a.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         mine = {r[0] for r in b.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "mastra_threads_resourceid_createdat_idx" in mine - theirs
+    # Mastra's message indexes are in both files, and ours adds none on those columns.
+    assert {"idx_messages_thread_created_at", "idx_messages_thread_resource_created_at"} <= (
+        theirs & mine
+    )
+    assert not {name for name in mine - theirs if "messages" in name}
     found = index_cost.measure(rows=5, reps=1)
-    assert set(found) == {"W1 thread insert", "W5 snapshot insert (no resource)"}
+    assert set(found) == {
+        "W1 thread insert", "W1 message insert (batches of 10)", "W5 snapshot insert (no resource)"
+    }
     assert all(theirs > 0 and ours > 0 for theirs, ours in found.values())
 
 
