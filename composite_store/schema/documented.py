@@ -127,7 +127,7 @@ class Index:
     #: Every read it serves compares its columns but the last by equality and orders by the
     #: last one: an index on the same columns in other directions serves those reads as well
     #: (a B-tree is read backward as fast as forward). Where one of Mastra's indexes of the
-    #: family is such an index, it stands for this one (:meth:`TableSpec.indexes_for`).
+    #: family is such an index, it stands for this one (:meth:`TableSpec.standing_for`).
     any_direction: bool = False
 
     @property
