@@ -175,7 +175,7 @@ class TableSpec:
                 raise AssertionError(f"{self.base_name}: key column {name!r} is not a column")
         for index in (*self.indexes, *self.mastra_indexes, *self.sql_indexes):
             partial = filter(None, [index.where_null, index.where_not_null])
-            for name in (*(n for n, _ in index.columns), *partial):
+            for name in (*index.column_names, *partial):
                 if name not in self._by_name:
                     raise AssertionError(f"{self.base_name}: index column {name!r} unknown")
 

@@ -17,7 +17,7 @@ def _exact(spec: TableSpec, **changes: object) -> PhysicalTable:
         for c in spec.columns
     )
     indexes = tuple(
-        PhysicalIndex(f"other_name_{i.suffix}", tuple(n for n, _ in i.columns), i.unique,
+        PhysicalIndex(f"other_name_{i.suffix}", i.column_names, i.unique,
                       tuple(d for _, d in i.columns))
         for i in spec.indexes
     ) + tuple(PhysicalIndex(f"u{n}", u, True) for n, u in enumerate(spec.unique))
@@ -59,7 +59,7 @@ def test_each_kind_of_difference_is_named() -> None:
 
 def test_an_index_in_the_wrong_direction_is_a_shape_difference() -> None:
     [index] = THREADS.indexes
-    wrong = PhysicalIndex("x", tuple(n for n, _ in index.columns), False, (False, False))
+    wrong = PhysicalIndex("x", index.column_names, False, (False, False))
     [difference] = compare_table(THREADS, _exact(THREADS, indexes=(wrong,)))
     assert difference.kind is Kind.INDEX_SHAPE and difference.index == index
 

@@ -134,9 +134,7 @@ def sorted_index(
         name, _, key = column.partition(".")
         if spec.column(name).type is not ColumnType.JSON and key:
             raise AssertionError(f"{base}.{name} is not a JSON column: cannot index {column!r}")
-    documented = next(
-        (i.suffix for i in spec.indexes if tuple(name for name, _ in i.columns) == columns), None
-    )
+    documented = next((i.suffix for i in spec.indexes if i.column_names == columns), None)
     name = documented or "_".join(c.lower().replace(".", "_").lstrip("_") for c in columns) + "_idx"
     if kind:
         name = f"{kind}_{name}"
