@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from composite_store import open_store
 from composite_store.records.base import iso_ms
@@ -64,8 +65,19 @@ def _mastra_file(path: Path) -> None:
             db.execute(tables[name]["sql"])
             for index in tables[name]["indexes"]:
                 if index["origin"] == "c":  # created by CREATE INDEX (not a key's own)
-                    columns = ", ".join(f'"{c}"' for c in index["columns"])
-                    db.execute(f'CREATE INDEX "{index["name"]}" ON "{name}" ({columns})')
+                    db.execute(_create_index(name, index))
+
+
+def _create_index(table: str, index: dict[str, Any]) -> str:
+    """The ``CREATE INDEX`` of one index of the golden catalog, as Mastra's ``init()`` made it:
+    its uniqueness, each column's direction and a partial index's ``WHERE``."""
+    unique = "UNIQUE " if index["unique"] else ""
+    columns = ", ".join(
+        f'"{column}"' + (" DESC" if descending else "")
+        for column, descending in zip(index["columns"], index["descending"], strict=True)
+    )
+    where = f" WHERE {index['where']}" if index["where"] else ""
+    return f'CREATE {unique}INDEX "{index["name"]}" ON "{table}" ({columns}){where}'
 
 
 def _our_file(path: Path) -> None:
