@@ -6,7 +6,7 @@ and a workflow's newest runs.
 
 For each relational backend it fills a throwaway store (a 10,000-message thread and 200
 threads of 50 messages), refreshes the planner's statistics, runs the library's
-``list_messages`` (newest 20, with a 2-before/2-after include window) once, then takes the
+``list_messages`` (newest 20, alone and with a 2-before/2-after include window) once, then takes the
 exact statements the library compiled for it from the store's statement cache and has the
 engine explain them with the same bound values: ``EXPLAIN QUERY PLAN`` on SQLite,
 ``EXPLAIN (ANALYZE, BUFFERS)`` on PostgreSQL, ``ANALYZE`` on MariaDB (both run the statement
@@ -37,19 +37,41 @@ from composite_store.sql.engine import Prepared
 from composite_store.sql.memory import SqlMemory
 from composite_store.sql.workflows import SqlWorkflows
 
-#: The statements one ``list_messages`` with an include issues (from the statement cache),
-#: and the values it binds to them: the page, and one statement for the include window.
 Statement = Callable[[SqlMemory], Prepared]
-STATEMENTS: dict[str, tuple[Statement, Callable[[str, Any], dict[str, Any]]]] = {
-    "newest 20 (page)": (
-        lambda memory: memory._messages_page(1, False, (), True, True),
-        lambda tid, at: {"v0": tid, "offset": 0, "limit": 21},
-    ),
-    "include: the target, its thread's owner, 2 before and 2 after": (
-        lambda memory: memory._include_window(True, True),
-        lambda tid, at: {"mid": f"{tid}-m05000", "before": 2, "after": 2},
-    ),
-}
+Values = Callable[[str, Any], dict[str, Any]]
+
+
+def _window_values(tid: str, at: Any) -> dict[str, Any]:
+    return {"mid0": f"{tid}-m05000", "before0": 2, "after0": 2}
+
+
+def _page_values(tid: str, at: Any) -> dict[str, Any]:
+    return {"v0": tid, "offset": 0, "limit": 21}
+
+
+def statements(memory: SqlMemory) -> dict[str, tuple[Statement, Values]]:
+    """The statements ``list_messages`` issues for the newest 20 (from the statement cache),
+    alone and with an include window, and the values it binds to them: the page alone, then
+    the page with the window in one statement where the dialect reads them together
+    (``one_statement_listing``), else the window alone."""
+    found: dict[str, tuple[Statement, Values]] = {
+        "newest 20 (page)": (
+            lambda memory: memory._messages_page(1, False, (), True, True), _page_values
+        ),
+    }
+    if memory.db.dialect.one_statement_listing:
+        found["newest 20 with an include: the page, the target, its thread's owner, 2 before "
+              "and 2 after"] = (
+            lambda memory: memory._listing((1, False, (), True, False), 1),
+            lambda tid, at: {**_page_values(tid, at), **_window_values(tid, at)},
+        )
+    else:
+        found["the include: the target, its thread's owner, 2 before and 2 after"] = (
+            lambda memory: memory._listing(None, 1), _window_values
+        )
+    return found
+
+
 ANALYZE = {
     "sqlite": ["ANALYZE"],
     "postgresql": ["ANALYZE {messages}", "ANALYZE {threads}"],
@@ -113,15 +135,18 @@ async def plans(name: str) -> str:
                         result.fetchall()
 
             await db.run(analyze, write=True)
+            newest = OrderBy(field="createdAt", direction="DESC")
+            await memory.list_messages(
+                thread_id="long", per_page=20, include_total=False, order_by=newest
+            )
             page = await memory.list_messages(
-                thread_id="long", per_page=20, include_total=False,
-                order_by=OrderBy(field="createdAt", direction="DESC"),
+                thread_id="long", per_page=20, include_total=False, order_by=newest,
                 include=[{"id": "long-m05000", "with_previous_messages": 2,
                           "with_next_messages": 2}],
             )
             target = next(m for m in page.items if m.id == "long-m05000")
             out.append(f"## {name} ({db.engine.dialect.server_version_info or ''})")
-            for title, (statement, values_of) in STATEMENTS.items():
+            for title, (statement, values_of) in statements(memory).items():
                 # The statement exactly as the library compiled and ran it, explained with the
                 # values the library binds, through the library's own executor.
                 compiled = len(db.statements)

@@ -588,7 +588,7 @@ async def rows_read(store: SqlStore, fx: Fixture) -> dict[str, int]:
                 {"v0": "long", "offset": 0, "limit": 21},
             ),
             "include 2 + 2": (
-                memory._include_window(True, True), {"mid": tid, "before": 2, "after": 2}
+                memory._listing(None, 1), {"mid0": tid, "before0": 2, "after0": 2}
             ),
             "thread page 10 + total": (
                 memory._threads_page(True, (), "createdAt", True, True, True),

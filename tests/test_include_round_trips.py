@@ -1,8 +1,12 @@
-"""``list_messages`` with an include window costs two statements (W2i): the page, its total in
-it (``sql.totals``), and one statement per window, which also carries the resourceId of the
-target's thread, so a call scoped by ``resource_id`` checks the owner without reading the
-thread (``SqlMemory._include_window``). On the servers no BEGIN/COMMIT goes around them
-either: each statement is one round trip.
+"""``list_messages`` with include windows costs one statement on PostgreSQL (W2i): the page,
+its total in it (``sql.totals``), and every window, each of which also carries the resourceId
+of the target's thread, so a call scoped by ``resource_id`` checks the owner without reading
+the thread (``SqlMemory._listing``). No BEGIN/COMMIT goes around it either: the call is one
+round trip. Past ``WINDOWS_PER_STATEMENT`` windows, the windows are read that many at a time.
+Where the dialect reads them apart (``one_statement_listing`` off: SQLite, where no round trip
+is saved, and MariaDB, whose plans of a window in such a statement read the thread from its
+far end), the page and each window are a statement each: on the server with no transaction
+around them, on SQLite the windows in one (one snapshot).
 
 Statements and transactions are recorded as ``tests.support.statements`` records them.
 """
@@ -18,6 +22,7 @@ import sqlalchemy as sa
 
 from composite_store import OrderBy, open_store
 from composite_store.records.memory import Message, Thread
+from composite_store.sql.memory import WINDOWS_PER_STATEMENT
 from composite_store.sql.store import SqlStore
 from composite_store.types import Include
 from tests.support.sql_stores import sql_store_url
@@ -76,7 +81,7 @@ def _ids(thread: str, numbers: range) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_an_include_window_is_one_statement(
+def test_a_page_and_its_include_windows_are_one_statement(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path, sent: Statements
 ) -> None:
     url = sql_store_url(backend, request, tmp_path)  # outside the event loop
@@ -97,11 +102,14 @@ def test_an_include_window_is_one_statement(
                 "mine", range(7, 2, -1)
             )
             assert page.total == 30
-            assert len(sent.sql) == 2, "\n\n".join(s[:300] for s in sent.sql)
+            # One statement; where the dialect reads them apart (``one_statement_listing``
+            # off), the page, then one a window.
+            together = store.database.dialect.one_statement_listing
+            assert len(sent.sql) == (1 if together else 2), "\n\n".join(s[:300] for s in sent.sql)
             if backend != "sqlite":
                 assert sent.transactions == 0, "BEGIN and COMMIT: two more round trips"
 
-            # One statement per window, whatever each window holds or whoever owns it.
+            # Every window in one statement, whatever each window holds or whoever owns it.
             includes = [
                 Include(id="theirs-m05", with_previous_messages=2, with_next_messages=2),
                 Include(id="mine-m10", with_previous_messages=1, with_next_messages=0),
@@ -116,9 +124,8 @@ def test_an_include_window_is_one_statement(
                 thread_id="mine", resource_id="r", per_page=0, include=includes
             )
             sent.recording = False
-            # per_page=0: no page statement, only the windows' (on SQLite in one transaction:
-            # one snapshot for all of them).
-            assert len(sent.selects()) == len(includes), sent.sql
+            # per_page=0: no page, only the windows, in one statement (one snapshot).
+            assert len(sent.selects()) == (1 if together else len(includes)), sent.sql
             if backend != "sqlite":
                 assert sent.sql == sent.selects()
                 assert sent.transactions == 0
@@ -132,6 +139,37 @@ def test_an_include_window_is_one_statement(
             assert sorted(m.id for m in unscoped.items) == sorted(
                 _ids("gone", range(1, 4)) + _ids("mine", range(9, 11))
                 + _ids("mine", range(25, 28)) + _ids("theirs", range(3, 8))
+            )
+
+            # With a page: still one statement, the page's rows in its order.
+            sent.reset()
+            sent.recording = True
+            paged = await memory.list_messages(
+                thread_id="mine", resource_id="r", per_page=3, page=1, order_by=NEWEST,
+                include=includes,
+            )
+            sent.recording = False
+            assert len(sent.selects()) == (1 if together else 1 + len(includes)), sent.sql
+            assert [m.id for m in paged.items] == _ids("mine", range(27, 23, -1)) + _ids(
+                "mine", range(10, 8, -1)
+            )
+            assert paged.total == 30
+            assert paged.has_more
+
+            # Past WINDOWS_PER_STATEMENT windows: the page, then the windows that many at a time.
+            many = [
+                Include(id=f"mine-m{i:02d}", with_previous_messages=1) for i in range(1, 20, 2)
+            ]
+            assert WINDOWS_PER_STATEMENT < len(many) <= 2 * WINDOWS_PER_STATEMENT
+            sent.reset()
+            sent.recording = True
+            wide = await memory.list_messages(
+                thread_id="mine", per_page=2, order_by=NEWEST, include=many, include_total=False
+            )
+            sent.recording = False
+            assert len(sent.selects()) == (3 if together else 1 + len(many)), sent.sql
+            assert [m.id for m in wide.items] == _ids("mine", range(29, 27, -1)) + _ids(
+                "mine", range(19, -1, -1)
             )
         finally:
             await store.close()

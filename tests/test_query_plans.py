@@ -7,9 +7,10 @@ server reports the rows it read when it runs the library's own statements (Maria
 ``ANALYZE``, PostgreSQL's ``EXPLAIN ANALYZE``), with the values the library binds; SQLite,
 which reports no rows, shows the index and the bounds it is searched with (``EXPLAIN QUERY
 PLAN``). Before the include window read its ids first, MariaDB read half of a 2,000-message
-thread for a target in the middle. The window is one statement that finds the target's thread
-and createdAt itself (``SqlMemory._include_window``): each half must still be an index range
-from the target, searched with those values as constants.
+thread for a target in the middle. A window finds the target's thread and createdAt itself, and
+where the engine plans it well (``one_statement_listing``) the page and every window are one
+statement (``SqlMemory._listing``): each half of each window must still be an index range from
+its target, searched with those values as constants.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from tests.support.sql_stores import sql_store_url
 
 BACKENDS = ["sqlite", "postgres", "mariadb"]
 THREAD = 2000
-TARGET = 1000
+#: The targets of include windows: the middle of the thread, and halfway to either end.
+TARGETS = (500, 1000, 1500)
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
 
@@ -75,16 +77,17 @@ def _rows_read(backend: str, conn: Connection, prepared: Prepared, values: Any) 
 
 
 def _window_halves_from_the_index(
-    backend: str, conn: Connection, prepared: Prepared, messages: str, values: Any
+    backend: str, conn: Connection, prepared: Prepared, messages: str, values: Any, windows: int
 ) -> None:
-    """Each half of an include window is an index range of ``messages`` on (thread_id,
-    createdAt) from the target, its thread and createdAt searched for as constants (no full
-    read of the table anywhere in the statement)."""
+    """Each half of each of the statement's ``windows`` include windows is an index range of
+    ``messages`` on (thread_id, createdAt) from the target, its thread and createdAt searched
+    for as constants (no full read of the table anywhere in the statement)."""
     if backend == "sqlite":
         plan = [row[3] for row in prepared.run_variant(conn, "EXPLAIN QUERY PLAN " + prepared.sql,
                                                        values)]
         for bound in ("<", ">"):
-            assert any(f"(thread_id=? AND createdAt{bound}?)" in line for line in plan), plan
+            found = [line for line in plan if f"(thread_id=? AND createdAt{bound}?)" in line]
+            assert len(found) == windows, plan
         assert not [line for line in plan if line.startswith(("SCAN mastra", "SCAN target"))]
         return
     if backend == "mariadb":
@@ -92,7 +95,7 @@ def _window_halves_from_the_index(
                     if a.get("table_name") in (messages, "target")]
         ranges = [a for a in accesses if a["access_type"] == "range"
                   and a.get("used_key_parts", [])[:2] == ["thread_id", "createdAt"]]
-        assert len(ranges) == 2, accesses
+        assert len(ranges) == 2 * windows, accesses
         assert not [a for a in accesses if a["access_type"] == "ALL"], accesses
         return
     lines = [line for (line,) in prepared.run_variant(conn, "EXPLAIN " + prepared.sql, values)]
@@ -100,7 +103,7 @@ def _window_halves_from_the_index(
         r'Index Cond: \(\(thread_id = (\$\d+|\(InitPlan \d+\)\.col1)\) AND \("createdAt" ([<>])='
     )
     bounds = sorted(m.group(2) for line in lines for m in [searched.search(line)] if m)
-    assert bounds == ["<", ">"], lines
+    assert bounds == ["<"] * windows + [">"] * windows, lines
     assert not [line for line in lines if "Seq Scan on " + messages in line], lines
 
 
@@ -128,45 +131,71 @@ def test_long_thread_reads_stop_at_the_page(
                         for i in range(start, start + 200)
                     ]
                 )
-            target = f"m{TARGET:05d}"
+            newest = OrderBy(field="createdAt", direction="DESC")
+            newest_ids = [f"m{i:05d}" for i in range(THREAD - 1, THREAD - 21, -1)]
+            window_ids = {
+                target: [f"m{i:05d}" for i in range(target - 2, target + 3)] for target in TARGETS
+            }
+            includes = [
+                {"id": f"m{target:05d}", "with_previous_messages": 2, "with_next_messages": 2}
+                for target in TARGETS
+            ]
             page = await memory.list_messages(
-                thread_id="long", per_page=20, include_total=False,
-                order_by=OrderBy(field="createdAt", direction="DESC"),
-                include=[{"id": target, "with_previous_messages": 2, "with_next_messages": 2}],
+                thread_id="long", per_page=20, include_total=False, order_by=newest
+            )
+            assert [m.id for m in page.items] == newest_ids
+            page = await memory.list_messages(
+                thread_id="long", per_page=20, include_total=False, order_by=newest,
+                include=includes,
             )
             ids = [m.id for m in page.items]
-            assert ids[:20] == [f"m{i:05d}" for i in range(THREAD - 1, THREAD - 21, -1)]
-            assert sorted(ids[20:]) == [f"m{i:05d}" for i in range(TARGET - 2, TARGET + 3)]
+            assert ids[:20] == newest_ids
+            assert sorted(ids[20:]) == sorted(i for w in window_ids.values() for i in w)
+            alone = await memory.list_messages(thread_id="long", per_page=0, include=includes[1:2])
+            assert [m.id for m in alone.items] == window_ids[TARGETS[1]]
 
             db = store.database
             compiled = len(db.statements)
             assert isinstance(memory, SqlMemory)
-            # The statements list_messages ran (the newest 20; the window), from the cache: had
-            # their shape differed, a new one would be compiled here.
+            # The statements those calls ran, from the cache: had their shape differed, a new
+            # one would be compiled here ("limit": the most rows a part of one returns).
+            halves = {
+                f"{key}{w}": value
+                for w, target in enumerate(TARGETS)
+                for key, value in (("mid", f"m{target:05d}"), ("before", 2), ("after", 2))
+            }
             statements: dict[str, tuple[Prepared, dict[str, Any]]] = {
                 "newest 20": (
                     memory._messages_page(1, False, (), True, True),
                     {"v0": "long", "offset": 0, "limit": 21},
                 ),
-                # The target, its thread's owner and both halves in one statement ("limit": the
-                # rows each half returns).
+                # The target, its thread's owner and both halves in one statement.
                 "2 before, 2 after": (
-                    memory._include_window(True, True),
-                    {"mid": target, "before": 2, "after": 2, "limit": 2},
+                    memory._listing(None, 1),
+                    {"mid0": f"m{TARGETS[1]:05d}", "before0": 2, "after0": 2, "limit": 2},
                 ),
             }
+            windows = {"2 before, 2 after": 1}
+            if db.dialect.one_statement_listing:
+                # The page and the three windows in one statement.
+                statements["newest 20 and three windows"] = (
+                    memory._listing((1, False, (), True, False), len(TARGETS)),
+                    {"v0": "long", "offset": 0, "limit": 21, **halves},
+                )
+                windows["newest 20 and three windows"] = len(TARGETS)
             assert len(db.statements) == compiled, "not the statements list_messages ran"
             analyze = "ANALYZE TABLE {}" if backend == "mariadb" else "ANALYZE {}"
             table = db.engine.dialect.identifier_preparer.format_table(db.tables["messages"])
-            window, window_values = statements["2 before, 2 after"]
 
             def check(conn: Connection) -> dict[Any, int]:
                 result = conn.exec_driver_sql(analyze.format(table))
                 if result.returns_rows:
                     result.fetchall()
-                _window_halves_from_the_index(
-                    backend, conn, window, db.tables["messages"].name, window_values
-                )
+                for key, n in windows.items():
+                    listing, values = statements[key]
+                    _window_halves_from_the_index(
+                        backend, conn, listing, db.tables["messages"].name, values, n
+                    )
                 if backend == "sqlite":
                     return {}  # SQLite reports no rows read: the index ranges are the check
                 return {

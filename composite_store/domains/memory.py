@@ -293,17 +293,22 @@ class MemoryDomain(Domain):
             default=("createdAt", "ASC"),
         )
         w = window(page, per_page, default=40)
+        query = MessageQuery(thread_ids, resource_id, date_range, descending, w, include_total)
+        owners = resource_id is not None
         if w.empty:
-            rows: list[Message] = []
-            result = build_page(rows, w, 0)
+            result: Page[Message] = build_page([], w, 0)
+            if not includes:
+                return result
+            windows = await self._include_windows(includes, owners=owners)
+        elif not includes:
+            rows, total = await self._list_messages(query)
+            return build_page(rows, w, total)
         else:
-            rows, total = await self._list_messages(
-                MessageQuery(thread_ids, resource_id, date_range, descending, w, include_total)
+            rows, total, windows = await self._list_messages_including(
+                query, includes, owners=owners
             )
             result = build_page(rows, w, total)
-        if not includes:
-            return result
-        extra = await self._scoped_windows(includes, resource_id)
+        extra = _visible(includes, windows, resource_id)
         result.items = merge_messages(result.items, extra, descending=descending)
         if result.has_more and result.total is not None:
             # As Mastra: when the includes brought every message of the thread(s) the page
@@ -546,29 +551,18 @@ class MemoryDomain(Domain):
         """Return the message, the ``before`` messages just before it and the ``after`` just
         after it in its own thread by (createdAt, id); empty when it does not exist."""
 
-    async def _scoped_windows(
-        self, includes: Sequence[Include], resource_id: str | None
-    ) -> list[Message]:
-        """The include windows the caller may see, window after window in the order given.
+    async def _list_messages_including(
+        self, query: MessageQuery, includes: Sequence[Include], *, owners: bool
+    ) -> tuple[list[Message], int | None, IncludeWindows]:
+        """The page of ``query`` and its total (:meth:`_list_messages`), and the windows of
+        ``includes`` with, where ``owners``, the owners of their threads
+        (:meth:`_include_windows`).
 
-        An include whose ``thread_id`` is given must target a message of that thread, and in a
-        call scoped by ``resource_id`` a target in a thread of another resource (or of no
-        thread row at all) is dropped with its window: no read returns another resource's
-        records. The windows and the owners of their threads are read together
-        (:meth:`_include_windows`), once.
+        The default reads the page, then the windows; a backend that can read them together
+        (the relational one: one statement) overrides it.
         """
-        read = await self._include_windows(includes, owners=resource_id is not None)
-        extra: list[Message] = []
-        for inc, found in zip(includes, read.windows, strict=True):
-            if not found:
-                continue  # no such message: its window is empty
-            thread_id = found[0].thread_id  # a window is all of the target's thread
-            if inc.thread_id is not None and inc.thread_id != thread_id:
-                continue
-            if resource_id is not None and read.owners.get(thread_id) != resource_id:
-                continue
-            extra.extend(found)
-        return extra
+        rows, total = await self._list_messages(query)
+        return rows, total, await self._include_windows(includes, owners=owners)
 
     async def _include_windows(
         self, includes: Sequence[Include], *, owners: bool
@@ -578,8 +572,8 @@ class MemoryDomain(Domain):
         when the thread row does not exist).
 
         The default reads one window after another, then each of their threads
-        (:meth:`_get_thread`); a backend that can read a window with its thread's owner (the
-        relational one: one statement per window) overrides it.
+        (:meth:`_get_thread`); a backend that can read the windows with their threads' owners
+        (the relational one: one statement) overrides it.
         """
         windows = [
             await self._message_window(
@@ -705,6 +699,29 @@ def _last_wins(records: list[Message]) -> list[Message]:
     """Keep the last occurrence of each id, as sequential upserts would."""
     by_id = {m.id: m for m in records}
     return list(by_id.values()) if len(by_id) != len(records) else records
+
+
+def _visible(
+    includes: Sequence[Include], read: IncludeWindows, resource_id: str | None
+) -> list[Message]:
+    """The messages of the include windows ``read`` that the caller may see, window after
+    window in the order given.
+
+    An include whose ``thread_id`` is given must target a message of that thread, and in a
+    call scoped by ``resource_id`` a target in a thread of another resource (or of no thread
+    row at all) is dropped with its window: no read returns another resource's records.
+    """
+    extra: list[Message] = []
+    for inc, found in zip(includes, read.windows, strict=True):
+        if not found:
+            continue  # no such message: its window is empty
+        thread_id = found[0].thread_id  # a window is all of the target's thread
+        if inc.thread_id is not None and inc.thread_id != thread_id:
+            continue
+        if resource_id is not None and read.owners.get(thread_id) != resource_id:
+            continue
+        extra.extend(found)
+    return extra
 
 
 def merge_messages(

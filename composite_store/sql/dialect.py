@@ -72,6 +72,13 @@ class SqlDialect:
     #: backwards serves ``ORDER BY "createdAt" DESC, id DESC`` with no sort, and a DESC one
     #: serves neither direction with the id tie-break (a sort of the whole thread).
     descending_indexes: ClassVar[bool] = True
+    #: Whether a page of messages and its include windows are read in one statement
+    #: (``SqlMemory._listing``: a ``UNION ALL`` reading the messages table once a part), which
+    #: saves a server a round trip a window. Off, the page and each window are a statement of
+    #: their own. On where measured and its plans checked (tests/test_query_plans.py):
+    #: PostgreSQL. Not on SQLite, where no round trip is saved and the one statement costs the
+    #: engine more than the two (docs/benchmarks.md), nor on MariaDB (its dialect says why).
+    one_statement_listing: ClassVar[bool] = False
     #: What every domain on this backend guarantees.
     capabilities: ClassVar[Capabilities] = Capabilities(
         atomic_batches=True,

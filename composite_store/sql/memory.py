@@ -46,6 +46,16 @@ __all__ = ["SqlMemory"]
 THREADS, MESSAGES, RESOURCES = table("threads"), table("messages"), table("resources")
 #: The label of the resourceId of the target's thread on an include window's target row.
 OWNER = "thread_owner"
+#: The label of the part of a listing (``SqlMemory._listing``) a row belongs to: 0 the page,
+#: ``w + 1`` include window ``w``.
+PART = "listing_part"
+#: Include windows read in one statement at most (with the page, where there is one): the
+#: statement grows by three ``SELECT`` statements a window, and each count of windows is a
+#: statement of its own in the cache. More are read this many at a time.
+WINDOWS_PER_STATEMENT = 8
+#: The shape of a listing's page (``SqlMemory._listing``): threads, by resource, date bounds,
+#: descending, counted.
+PageShape = tuple[int, bool, tuple[str, ...], bool, bool]
 #: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
 IN_CHUNK = 100
 
@@ -307,6 +317,29 @@ class SqlMemory(SqlDomain, MemoryDomain):
                 conditions.append(created < upper if end == "<" else created <= upper)
         return conditions
 
+    def _page_select(
+        self,
+        n: int,
+        by_resource: bool,
+        bounds: tuple[str, ...],
+        descending: bool,
+        limited: bool,
+        counted: bool,
+    ) -> sa.Select[Any]:
+        """The statement of :meth:`_messages_page`."""
+        tbl = self.tables["messages"]
+        if descending:
+            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+        else:
+            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+        conditions = self._message_conditions(n, by_resource, bounds)
+        stmt = self.select_all("messages").where(*conditions).order_by(*ordering)
+        if counted:
+            stmt = with_total(stmt, self._messages_counting(n, by_resource, bounds))
+        if limited:
+            stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
+        return stmt
+
     def _messages_page(
         self,
         n: int,
@@ -329,18 +362,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             limited: bool,
             counted: bool,
         ) -> Executable:
-            tbl = self.tables["messages"]
-            if descending:
-                ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-            else:
-                ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
-            conditions = self._message_conditions(n, by_resource, bounds)
-            stmt = self.select_all("messages").where(*conditions).order_by(*ordering)
-            if counted:
-                stmt = with_total(stmt, self._messages_counting(n, by_resource, bounds))
-            if limited:
-                stmt = stmt.offset(sa.bindparam("offset")).limit(sa.bindparam("limit"))
-            return stmt
+            return self._page_select(n, by_resource, bounds, descending, limited, counted)
 
         return self.prepared(build, n, by_resource, bounds, descending, limited, counted)
 
@@ -353,6 +375,15 @@ class SqlMemory(SqlDomain, MemoryDomain):
     def _messages_count(self, n: int, by_resource: bool, bounds: tuple[str, ...]) -> Prepared:
         return self.prepared(self._messages_counting, n, by_resource, bounds)
 
+    @staticmethod
+    def _page_values(query: MessageQuery) -> dict[str, Any]:
+        """The values :meth:`_messages_page` binds for ``query``."""
+        values: dict[str, Any] = {**numbered("v", query.thread_ids), "rid": query.resource_id}
+        values.update(_range_values(query.date_range))
+        if query.window.limit is not None:
+            values.update(offset=query.window.offset, limit=query.window.fetch)
+        return values
+
     async def _list_messages(self, query: MessageQuery) -> tuple[list[Message], int | None]:
         n = len(query.thread_ids)
         by_resource = query.resource_id is not None
@@ -360,11 +391,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited = query.window.limit is not None
         page = self._messages_page(n, by_resource, bounds, query.descending, limited, query.count)
         count = self._messages_count(n, by_resource, bounds)
-        values: dict[str, Any] = {**numbered("v", query.thread_ids), "rid": query.resource_id}
-        values.update(_range_values(query.date_range))
-        if limited:
-            assert query.window.limit is not None
-            values.update(offset=query.window.offset, limit=query.window.fetch)
+        values = self._page_values(query)
 
         message = page.reader(Message, content=MessageContent.from_stored)
         if not limited:
@@ -384,31 +411,33 @@ class SqlMemory(SqlDomain, MemoryDomain):
         )
         return [message(r) for r in rows], total
 
-    def _side(self, direction: str, limit: str) -> sa.Select[Any]:
-        """The messages just before (``<``) or after (``>``) message ``:mid`` in its own thread,
-        at most ``:<limit>`` of them, each row with a NULL :data:`OWNER` (the column the
-        target's row of :meth:`_include_window` fills)."""
+    def _side(self, direction: str, w: int) -> sa.Select[Any]:
+        """The messages just before (``<``) or after (``>``) message ``:mid<w>`` in its own
+        thread, at most ``:before<w>`` (``:after<w>``) of them: the neighbours of include
+        window ``w`` (:meth:`_window_members`)."""
         tbl, target = self.tables["messages"], self.tables["messages"].alias("target")
+        mid: Any = sa.bindparam(f"mid{w}")
 
         def of_target(column: str) -> Any:
             # Uncorrelated (another alias of the table): evaluated once, before the scan, as a
             # constant the index is searched with (PostgreSQL an InitPlan in the Index Cond,
             # SQLite and MariaDB a constant subquery), so the side is read from the
             # (thread_id, createdAt) index from the target, as a bound value would be.
-            picked = sa.select(target.c[column]).where(target.c.id == sa.bindparam("mid"))
+            picked = sa.select(target.c[column]).where(target.c.id == mid)
             return picked.scalar_subquery()
 
         thread, at = of_target("thread_id"), of_target("createdAt")
-        mid: Any = sa.bindparam("mid")
         # A plain range on createdAt first, so the (thread_id, createdAt) index is read in
         # order from the target and the scan stops after ``limit`` rows; the OR alone makes
         # planners gather and sort every earlier (later) message of the thread.
         if direction == "<":
             beyond = sa.and_(tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid))
             ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
+            limit, name = f"before{w}", "neighbour_ids_before"
         else:
             beyond = sa.and_(tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid))
             ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
+            limit, name = f"after{w}", "neighbour_ids_after"
         # The ids first, then their rows: a query of ids alone is served by the index
         # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
         # the target and stops after ``limit`` entries. Asked for every column at once,
@@ -419,39 +448,142 @@ class SqlMemory(SqlDomain, MemoryDomain):
             .where(tbl.c.thread_id == thread, beyond)
             .order_by(*ordering)
             .limit(sa.bindparam(limit))
-            .subquery(f"neighbour_ids_{'before' if direction == '<' else 'after'}")
+            .subquery(name)
         )
-        return (
+        return self.select_all("messages").join_from(tbl, ids, tbl.c.id == ids.c.id)
+
+    def _window_members(self, w: int) -> list[sa.Select[Any]]:
+        """The ``SELECT`` statements of include window ``w`` in a listing (:meth:`_listing`):
+        message ``:mid<w>`` with the resourceId of its thread as :data:`OWNER` (NULL when the
+        thread row does not exist), then at most ``:before<w>`` messages just before it and
+        ``:after<w>`` just after it in its thread (:meth:`_side`; a limit of 0 reads none).
+        Each row's :data:`PART` is ``w + 1``; none has a total."""
+        messages, threads = self.tables["messages"], self.tables["threads"]
+        # Correlated with the one target row: the thread by its primary key, once.
+        owner = (
+            sa.select(threads.c.resourceId)
+            .where(threads.c.id == messages.c.thread_id)
+            .scalar_subquery()
+        )
+
+        def part() -> Any:
+            return sa.literal_column(str(w + 1), sa.Integer).label(PART)
+
+        target = (
             self.select_all("messages")
-            .add_columns(sa.null().label(OWNER))
-            .join_from(tbl, ids, tbl.c.id == ids.c.id)
+            .add_columns(sa.null().label(TOTAL), owner.label(OWNER), part())
+            .where(messages.c.id == sa.bindparam(f"mid{w}"))
         )
-
-    def _include_window(self, before: bool, after: bool) -> Prepared:
-        """One include window in one statement (one round trip, one snapshot): message
-        ``:mid`` with the resourceId of its thread as :data:`OWNER` (NULL when the thread row
-        does not exist), then, where ``before`` (``after``), at most ``:before`` (``:after``)
-        messages just before (after) it in its thread (:meth:`_side`). No row when the message
-        does not exist; the caller orders the rows."""
-
-        def build(before: bool, after: bool) -> Executable:
-            messages, threads = self.tables["messages"], self.tables["threads"]
-            # Correlated with the one target row: the thread by its primary key, once.
-            owner = (
-                sa.select(threads.c.resourceId)
-                .where(threads.c.id == messages.c.thread_id)
-                .scalar_subquery()
+        sides = [
+            self._side(direction, w).add_columns(
+                sa.null().label(TOTAL), sa.null().label(OWNER), part()
             )
-            target = (
-                self.select_all("messages")
-                .add_columns(owner.label(OWNER))
-                .where(messages.c.id == sa.bindparam("mid"))
-            )
-            sides = [self._side("<", "before")] if before else []
-            sides += [self._side(">", "after")] if after else []
-            return sa.union_all(target, *sides) if sides else target
+            for direction in ("<", ">")
+        ]
+        return [target, *sides]
 
-        return self.prepared(build, before, after)
+    def _listing(self, page: PageShape | None, windows: int) -> Prepared:
+        """A page of messages and ``windows`` include windows in one statement (one round
+        trip, one snapshot), or the windows alone where ``page`` is None.
+
+        ``page`` is the shape of :meth:`_messages_page`'s limited page (``:offset``,
+        ``:limit``), whose rows come first, in its order, with :data:`PART` 0 and, where
+        counted, the total in :data:`TOTAL`; then the rows of each window
+        (:meth:`_window_members`), in no order. Every row carries both columns and
+        :data:`OWNER`, NULL where they do not apply, so the parts can be one ``UNION ALL``."""
+
+        def build(page: PageShape | None, windows: int) -> Executable:
+            members: list[sa.Select[Any]] = []
+            if page is not None:
+                n, by_resource, bounds, descending, counted = page
+                rows = self._page_select(n, by_resource, bounds, descending, True, counted)
+                found = rows.subquery("page")
+                keys = self.select_all("messages").selected_columns.keys()
+                members.append(
+                    sa.select(
+                        *(found.c[k] for k in keys),
+                        found.c[TOTAL] if counted else sa.null().label(TOTAL),
+                        sa.null().label(OWNER),
+                        sa.literal_column("0", sa.Integer).label(PART),
+                    )
+                )
+            for w in range(windows):
+                members.extend(self._window_members(w))
+            listing = sa.union_all(*members)
+            if page is None:
+                return listing
+            # A UNION ALL keeps no order of its own: the page's is restated over the whole,
+            # after the part (the windows' rows, a few, sort along).
+            selected = listing.selected_columns
+            created, ident = selected["createdAt"], selected["id"]
+            order = (created.desc(), ident.desc()) if page[3] else (created.asc(), ident.asc())
+            return listing.order_by(selected[PART], *order)
+
+        return self.prepared(build, page, windows)
+
+    @staticmethod
+    def _window_values(includes: Sequence[Include]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for w, include in enumerate(includes):
+            values[f"mid{w}"] = include.id
+            values[f"before{w}"] = include.with_previous_messages
+            values[f"after{w}"] = include.with_next_messages
+        return values
+
+    @staticmethod
+    def _parts(
+        listing: Prepared, rows: Sequence[Any], includes: Sequence[Include]
+    ) -> tuple[list[Any], IncludeWindows]:
+        """The rows of a :meth:`_listing` split into the page's driver rows (in order) and the
+        windows of ``includes`` with the owners of their targets' threads."""
+        message = listing.reader(Message, content=MessageContent.from_stored)
+        owner, part = listing.value_reader(OWNER), listing.value_reader(PART)
+        page: list[Any] = []
+        windows: list[list[Message]] = [[] for _ in includes]
+        owner_of: dict[str, str | None] = {}
+        for r in rows:
+            p = int(part(r))
+            if p == 0:
+                page.append(r)
+                continue
+            m = message(r)
+            windows[p - 1].append(m)
+            if m.id == includes[p - 1].id:
+                owner_of[m.thread_id] = owner(r)
+        return page, IncludeWindows(windows, owner_of)
+
+    async def _list_messages_including(
+        self, query: MessageQuery, includes: Sequence[Include], *, owners: bool
+    ) -> tuple[list[Message], int | None, IncludeWindows]:
+        # docstring inherited
+        if (
+            not self.db.dialect.one_statement_listing
+            or query.window.limit is None
+            or len(includes) > WINDOWS_PER_STATEMENT
+        ):
+            return await super()._list_messages_including(query, includes, owners=owners)
+        n, by_resource = len(query.thread_ids), query.resource_id is not None
+        bounds = _range_shape(query.date_range)
+        listing = self._listing(
+            (n, by_resource, bounds, query.descending, query.count), len(includes)
+        )
+        values = {**self._page_values(query), **self._window_values(includes)}
+        fetch = query.window.fetch
+        found = await self.db.fetch(
+            listing, values, short=(fetch or SHORT_PAGE + 1) + 3 * len(includes) <= SHORT_PAGE
+        )
+        rows, windows = self._parts(listing, found, includes)
+        total: int | None = None
+        if query.count:
+            if rows:
+                total = int(listing.value_reader(TOTAL)(rows[0]))
+            else:  # past the end, or nothing matched: no row carries the total
+                [(counted,)] = await self.db.fetch(
+                    self._messages_count(n, by_resource, bounds), values
+                )
+                total = int(counted)
+        message = listing.reader(Message, content=MessageContent.from_stored)
+        return [message(r) for r in rows], total, windows
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         # docstring inherited
@@ -463,36 +595,30 @@ class SqlMemory(SqlDomain, MemoryDomain):
         self, includes: Sequence[Include], *, owners: bool
     ) -> IncludeWindows:
         # docstring inherited
+        step = WINDOWS_PER_STATEMENT if self.db.dialect.one_statement_listing else 1
+        chunks = [includes[i : i + step] for i in range(0, len(includes), step)]
         reads = [
-            (
-                self._include_window(i.with_previous_messages > 0, i.with_next_messages > 0),
-                {"mid": i.id, "before": i.with_previous_messages, "after": i.with_next_messages},
-            )
-            for i in includes
+            (self._listing(None, len(chunk)), self._window_values(chunk)) for chunk in chunks
         ]
 
         def read(conn: Connection) -> list[list[Any]]:
-            return [window.rows(conn, values) for window, values in reads]
+            return [listing.rows(conn, values) for listing, values in reads]
 
-        # A window is one statement, read from one snapshot. On the servers (READ COMMITTED:
-        # each statement of a transaction takes its own snapshot anyway) no BEGIN/COMMIT
-        # around several windows either; on SQLite a transaction keeps one snapshot for them.
+        # Each statement is read from one snapshot. On the servers (READ COMMITTED: each
+        # statement of a transaction takes its own snapshot anyway) no BEGIN/COMMIT around
+        # several either; on SQLite a transaction keeps one snapshot for them.
         if len(reads) == 1:
-            [(window, values)] = reads
-            found = [await self.db.fetch(window, values)]
+            [(listing, values)] = reads
+            found = [await self.db.fetch(listing, values)]
         else:
             single = self.db.dialect.autocommit
             found = await self.db.run(read, single=single, short=len(reads) <= 10)
         windows: list[list[Message]] = []
         owner_of: dict[str, str | None] = {}
-        for (window, values), rows in zip(reads, found, strict=True):
-            message = window.reader(Message, content=MessageContent.from_stored)
-            owner = window.value_reader(OWNER)
-            messages = [message(r) for r in rows]
-            windows.append(messages)
-            for m, r in zip(messages, rows, strict=True):
-                if m.id == values["mid"]:
-                    owner_of[m.thread_id] = owner(r)
+        for chunk, (listing, _), rows in zip(chunks, reads, found, strict=True):
+            _, part = self._parts(listing, rows, chunk)
+            windows.extend(part.windows)
+            owner_of.update(part.owners)
         return IncludeWindows(windows, owner_of)
 
     async def _get_messages(self, message_ids: Sequence[str]) -> list[Message]:

@@ -123,6 +123,9 @@ class PostgresDialect(SqlDialect):
     autocommit: ClassVar[bool] = True
     update_returning: ClassVar[bool] = True
     writable_ctes: ClassVar[bool] = True
+    #: A page of messages and its include windows in one round trip: each part is planned as
+    #: alone (an index range from its start), whatever the others.
+    one_statement_listing: ClassVar[bool] = True
     error_map: ClassVar[Mapping[type[BaseException], type[CompositeStoreError]]] = {
         # UniqueViolation and the other constraint errors arrive wrapped by SQLAlchemy.
         sa.exc.IntegrityError: ConflictError,
