@@ -49,6 +49,7 @@ class _PgTx:
 
 class RawPostgresTarget(RawSqlTarget):
     marker = "%s"
+    window_with_page = True  # one round trip for W2i, as the library's
     shadow_timestamps = True
 
     def __init__(self, dsn: str, schema: str, prefix: str = "mastra_") -> None:

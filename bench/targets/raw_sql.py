@@ -5,7 +5,8 @@ spelling supplied by a subclass.
 - A read is one statement in autocommit: no BEGIN/COMMIT around a single SELECT, no locking
   read where no write follows. Reads that must agree (a thread page and its count) share one
   transaction; an include window is one statement (the target, then each side with the
-  target's thread and createdAt as scalar subqueries), as the library reads it.
+  target's thread and createdAt as scalar subqueries), as the library reads it, and on
+  PostgreSQL the newest page is in that statement too (``window_with_page``).
 - A write takes the fewest round trips that keep the documented guarantees: one upsert in
   autocommit for a thread, a resource's working memory, a snapshot or a span batch; a message
   batch is atomic (all or nothing), upserts by id, refuses unknown threads, and bumps updatedAt
@@ -29,7 +30,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from bench.targets.base import Msg, SpanRow, Target
 from composite_store.schema import Column, ColumnType, TableSpec, shadow_name, table
@@ -333,6 +334,13 @@ class RawSqlTarget(Target):
         rows = self.decode(MESSAGES, await self._statement(read))
         return [r[0] for r in rows[:n]]
 
+    #: Whether the newest page and an include window are one statement (W2i), as the library
+    #: reads them where that saves a round trip and its plans hold (its dialects'
+    #: ``one_statement_listing``): not on SQLite (no round trip to save; the one statement
+    #: costs the engine more) nor on MariaDB (its plan of the window beside the page reads the
+    #: thread from its far end).
+    window_with_page: ClassVar[bool] = False
+
     def _window_sql(self, before: bool, after: bool) -> str:
         """An include window in one statement, as a hand-written read would take it: the
         target, then each side with the target's thread and createdAt as scalar subqueries on
@@ -378,10 +386,26 @@ class RawSqlTarget(Target):
         async def read_window(tx: Tx) -> Sequence[Sequence[Any]]:
             return await tx.rows(window, values)
 
-        # The page, then the window: two autocommit statements.
-        rows = self.decode(MESSAGES, await self._statement(read_page))[:n]
+        if self.window_with_page:
+            # One statement: the page's rows, marked 0, then the window's.
+            both = self.statement(
+                ("page and window", before > 0, after > 0),
+                lambda: f"SELECT page.*, 0 AS part FROM ({page}) AS page "
+                f"UNION ALL SELECT w.*, 1 AS part FROM ({window}) AS w",
+            )
+
+            async def read_both(tx: Tx) -> Sequence[Sequence[Any]]:
+                return await tx.rows(both, [thread_id, n + 1, 0, *values])
+
+            found = await self._statement(read_both)
+            rows = self.decode(MESSAGES, [r[:-1] for r in found if r[-1] == 0])[:n]
+            extra = self.decode(MESSAGES, [r[:-1] for r in found if r[-1] != 0])
+        else:
+            # The page, then the window: two autocommit statements.
+            rows = self.decode(MESSAGES, await self._statement(read_page))[:n]
+            extra = self.decode(MESSAGES, await self._statement(read_window))
         merged = {r[0]: r for r in rows}
-        for r in self.decode(MESSAGES, await self._statement(read_window)):
+        for r in extra:
             merged.setdefault(r[0], r)
         ordered = sorted(merged.values(), key=lambda r: (r[5], r[0]), reverse=True)
         return [r[0] for r in ordered]
