@@ -9,7 +9,9 @@ adapter changes. This runs the same small workload through both contenders of a 
 back everything each one stored, and reports every difference: tables and rows (every
 physical column), keys with their types and values, documents. Timestamps taken from the clock
 during the run ("now": updatedAt bumps, createdAt of snapshots) are masked, since the two runs
-cannot share them; every other value must be equal.
+cannot share them; every other value must be equal. Last, it compares what the two
+contenders' message reads return (W2's newest 20, W2i's page with a window around each
+message): a contender that reads in fewer statements must still read the same messages.
 """
 
 from __future__ import annotations
@@ -52,6 +54,20 @@ async def fill(t: Target) -> None:
     await w.w5_snapshots(t, SIZES)  # the same runs again: the update path
     if t.supports_spans:
         await w.w6_traces(t, SIZES)
+
+
+async def reads(t: Target) -> list[str]:
+    """What the contender's message reads return on the filled store (W2 and W2i): each
+    thread's newest 5 (fewer than its messages, so windows reach past the page), alone and
+    with a window around each of its messages (2 before, 2 after)."""
+    found = []
+    for k in range(SIZES.threads):
+        tid = f"t{k:04d}"
+        found.append(f"{tid} newest: {await t.newest(tid, 5)}")
+        for i in range(SIZES.messages_per_thread):
+            mid = f"{tid}-m{i:05d}"
+            found.append(f"{mid} window: {await t.newest_with_window(tid, 5, mid, 2, 2)}")
+    return found
 
 
 class Masker:
@@ -157,6 +173,7 @@ async def verify(name: str) -> list[str]:
             await fill(c.library)
             await fill(c.raw)
             lib, raw = await states(name, c, raw_schema, mask)
+            lib["reads"], raw["reads"] = await reads(c.library), await reads(c.raw)
         finally:
             await c.raw.close()
             await c.library.close()

@@ -12,6 +12,8 @@ import math
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from bench import workloads as w
 from bench.__main__ import WORKLOADS, markdown, run, verdicts
 from bench.verify import verify
@@ -54,6 +56,17 @@ def test_quick_run_on_sqlite_reports_every_workload() -> None:
 def test_raw_sqlite_stores_exactly_what_the_library_stores() -> None:
     # The raw baseline restates the layout by hand; bench.verify catches drift.
     assert asyncio.run(verify("sqlite")) == []
+
+
+@pytest.mark.parametrize("backend", ["postgres", "mariadb"])
+def test_raw_server_contenders_store_and_read_what_the_library_does(backend: str) -> None:
+    # The servers' raw contenders read W2i differently (one statement on PostgreSQL, two on
+    # MariaDB), as the library does on each.
+    try:
+        problems = asyncio.run(verify(backend))
+    except ConnectionError as unreachable:
+        pytest.skip(f"{backend} unreachable: {unreachable}")
+    assert problems == []
 
 
 def test_bulk_quick_run_on_sqlite_reports_both_workloads() -> None:

@@ -317,13 +317,15 @@ class RawSqlTarget(Target):
             + f" WHERE {self.q('id')} IN ({self.marks(n)})",
         )
 
-    def _page_sql(self) -> str:
-        return self.statement(
-            "newest",
-            lambda: f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {self.marker} "
+    def _page_text(self) -> str:
+        return (
+            f"{self.select(MESSAGES)} WHERE {self.q('thread_id')} = {self.marker} "
             f"ORDER BY {self.order(MESSAGES, 'createdAt DESC', 'id DESC')} "
-            f"LIMIT {self.marker} OFFSET {self.marker}",
+            f"LIMIT {self.marker} OFFSET {self.marker}"
         )
+
+    def _page_sql(self) -> str:
+        return self.statement("newest", self._page_text)
 
     async def newest(self, thread_id: str, n: int) -> list[str]:
         sql = self._page_sql()
@@ -342,6 +344,9 @@ class RawSqlTarget(Target):
     window_with_page: ClassVar[bool] = False
 
     def _window_sql(self, before: bool, after: bool) -> str:
+        return self.statement(("window", before, after), lambda: self._window_text(before, after))
+
+    def _window_text(self, before: bool, after: bool) -> str:
         """An include window in one statement, as a hand-written read would take it: the
         target, then each side with the target's thread and createdAt as scalar subqueries on
         its id, evaluated once and used as index bounds. A side reads the ids first (a plain
@@ -368,7 +373,7 @@ class RawSqlTarget(Target):
                 )
             return " UNION ALL ".join(parts)
 
-        return self.statement(("window", before, after), build)
+        return build()
 
     async def newest_with_window(
         self, thread_id: str, n: int, message_id: str, before: int, after: int
@@ -390,8 +395,9 @@ class RawSqlTarget(Target):
             # One statement: the page's rows, marked 0, then the window's.
             both = self.statement(
                 ("page and window", before > 0, after > 0),
-                lambda: f"SELECT page.*, 0 AS part FROM ({page}) AS page "
-                f"UNION ALL SELECT w.*, 1 AS part FROM ({window}) AS w",
+                lambda: f"SELECT page.*, 0 AS part FROM ({self._page_text()}) AS page "
+                f"UNION ALL SELECT w.*, 1 AS part FROM "
+                f"({self._window_text(before > 0, after > 0)}) AS w",
             )
 
             async def read_both(tx: Tx) -> Sequence[Sequence[Any]]:
