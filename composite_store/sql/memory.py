@@ -326,7 +326,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         limited: bool,
         counted: bool,
     ) -> sa.Select[Any]:
-        """The statement of :meth:`_messages_page`."""
+        """The statement of :meth:`_messages_page`, and the page of :meth:`_listing`."""
         tbl = self.tables["messages"]
         if descending:
             ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
@@ -341,30 +341,15 @@ class SqlMemory(SqlDomain, MemoryDomain):
         return stmt
 
     def _messages_page(
-        self,
-        n: int,
-        by_resource: bool,
-        bounds: tuple[str, ...],
-        descending: bool,
-        limited: bool,
-        counted: bool = False,
+        self, n: int, by_resource: bool, bounds: tuple[str, ...], descending: bool,
+        limited: bool, counted: bool = False,
     ) -> Prepared:
         """A page of the messages of ``n`` threads (``:v0`` ...) by (createdAt, id), filtered
         by resource and date ``bounds`` (``_range_shape``); ``limited``: from ``:offset``, at
         most ``:limit``; ``counted``: each row carries the total as its last column
         (``sql.totals``)."""
-
-        def build(
-            n: int,
-            by_resource: bool,
-            bounds: tuple[str, ...],
-            descending: bool,
-            limited: bool,
-            counted: bool,
-        ) -> Executable:
-            return self._page_select(n, by_resource, bounds, descending, limited, counted)
-
-        return self.prepared(build, n, by_resource, bounds, descending, limited, counted)
+        variant = (n, by_resource, bounds, descending, limited, counted)
+        return self.prepared(self._page_select, *variant)
 
     def _messages_counting(
         self, n: int, by_resource: bool, bounds: tuple[str, ...]
