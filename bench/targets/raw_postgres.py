@@ -5,7 +5,8 @@ Same layout as the library's (tables created by it, in a schema of their own): n
 ``TIMESTAMP`` columns holding the UTC wall clock, each written with its ``"cZ" TIMESTAMPTZ``
 shadow, read back as ``COALESCE("cZ", timezone('UTC', "c"))``; JSON as ``JSONB`` (psycopg
 parses it on read, as it does for the library). Connections plan without sequential scans
-where an index applies (below) and execute through a raw cursor, with ``$n`` markers
+where an index applies, keep generic plans for prepared statements (below), and execute
+through a raw cursor, with ``$n`` markers
 (:func:`numbered`). Connections are in autocommit: a read or a
 single-statement write is one round trip; a message batch is one statement too (below); a
 transaction (``conn.transaction()``) only where statements must agree. A pool bounded like
@@ -69,7 +70,14 @@ class RawPostgresTarget(RawSqlTarget):
             # The session in UTC, as the library's (UTC_SESSION): psycopg then loads
             # TIMESTAMPTZ as timezone.utc instead of converting each value to the server
             # default's ZoneInfo, which a hand-written program that knows it would do too.
-            await conn.execute("SET enable_seqscan = off; SET jit = off; SET TimeZone = 'UTC'")
+            # Generic plans for prepared statements, always: PostgreSQL's plan cache otherwise
+            # went back to planning W2i's page-and-window statement on every call (0.4-0.6 ms)
+            # once the tables had been emptied and refilled, where the library's statement
+            # kept its generic plan (docs/benchmarks.md, sixth session of 2026-12-07).
+            await conn.execute(
+                "SET enable_seqscan = off; SET jit = off; SET TimeZone = 'UTC'; "
+                "SET plan_cache_mode = force_generic_plan"
+            )
             return conn
 
         async def close(conn: psycopg.AsyncConnection[Any]) -> None:
