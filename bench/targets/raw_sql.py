@@ -353,43 +353,33 @@ class RawSqlTarget(Target):
         createdAt range, which the index serves, then the (createdAt, id) tie-break), then
         their rows, as the library does."""
 
-        def build() -> str:
-            at, mid, m, tbl = self.q("createdAt"), self.q("id"), self.marker, self.t(MESSAGES)
-            thread = self.q("thread_id")
-            tid = f"(SELECT w.{thread} FROM {tbl} w WHERE w.{mid} = {m})"
-            when = f"(SELECT w.{at} FROM {tbl} w WHERE w.{mid} = {m})"
-            parts = [f"SELECT * FROM ({self.select(MESSAGES)} WHERE {mid} = {m}) AS target"]
-            for op, wanted in (("<", before), (">", after)):
-                if not wanted:
-                    continue
-                order = "DESC" if op == "<" else "ASC"
-                ordering = self.order(MESSAGES, f"createdAt {order}", f"id {order}")
-                parts.append(
-                    f"SELECT * FROM ({self.select(MESSAGES)} JOIN (SELECT {tbl}.{mid} AS "
-                    f"neighbour_id FROM {tbl} WHERE {tbl}.{thread} = {tid} AND {tbl}.{at} "
-                    f"{op}= {when} AND ({tbl}.{at} {op} {when} OR {tbl}.{mid} {op} {m}) "
-                    f"ORDER BY {ordering} LIMIT {m}) AS neighbour_ids ON {tbl}.{mid} = "
-                    f"neighbour_ids.neighbour_id) AS side_{'before' if op == '<' else 'after'}"
-                )
-            return " UNION ALL ".join(parts)
-
-        return build()
+        at, mid, m, tbl = self.q("createdAt"), self.q("id"), self.marker, self.t(MESSAGES)
+        thread = self.q("thread_id")
+        tid = f"(SELECT w.{thread} FROM {tbl} w WHERE w.{mid} = {m})"
+        when = f"(SELECT w.{at} FROM {tbl} w WHERE w.{mid} = {m})"
+        parts = [f"SELECT * FROM ({self.select(MESSAGES)} WHERE {mid} = {m}) AS target"]
+        for op, wanted in (("<", before), (">", after)):
+            if not wanted:
+                continue
+            order = "DESC" if op == "<" else "ASC"
+            ordering = self.order(MESSAGES, f"createdAt {order}", f"id {order}")
+            parts.append(
+                f"SELECT * FROM ({self.select(MESSAGES)} JOIN (SELECT {tbl}.{mid} AS "
+                f"neighbour_id FROM {tbl} WHERE {tbl}.{thread} = {tid} AND {tbl}.{at} "
+                f"{op}= {when} AND ({tbl}.{at} {op} {when} OR {tbl}.{mid} {op} {m}) "
+                f"ORDER BY {ordering} LIMIT {m}) AS neighbour_ids ON {tbl}.{mid} = "
+                f"neighbour_ids.neighbour_id) AS side_{'before' if op == '<' else 'after'}"
+            )
+        return " UNION ALL ".join(parts)
 
     async def newest_with_window(
         self, thread_id: str, n: int, message_id: str, before: int, after: int
     ) -> list[str]:
-        page = self._page_sql()
-        window = self._window_sql(bool(before), bool(after))
+        page_values: list[Any] = [thread_id, n + 1, 0]
         values: list[Any] = [message_id]
         for limit in (before, after):
             if limit:
                 values += [message_id] * 4 + [limit]
-
-        async def read_page(tx: Tx) -> Sequence[Sequence[Any]]:
-            return await tx.rows(page, [thread_id, n + 1, 0])
-
-        async def read_window(tx: Tx) -> Sequence[Sequence[Any]]:
-            return await tx.rows(window, values)
 
         if self.window_with_page:
             # One statement: the page's rows, marked 0, then the window's.
@@ -401,13 +391,21 @@ class RawSqlTarget(Target):
             )
 
             async def read_both(tx: Tx) -> Sequence[Sequence[Any]]:
-                return await tx.rows(both, [thread_id, n + 1, 0, *values])
+                return await tx.rows(both, [*page_values, *values])
 
             found = await self._statement(read_both)
             rows = self.decode(MESSAGES, [r[:-1] for r in found if r[-1] == 0])[:n]
             extra = self.decode(MESSAGES, [r[:-1] for r in found if r[-1] != 0])
         else:
             # The page, then the window: two autocommit statements.
+            page, window = self._page_sql(), self._window_sql(before > 0, after > 0)
+
+            async def read_page(tx: Tx) -> Sequence[Sequence[Any]]:
+                return await tx.rows(page, page_values)
+
+            async def read_window(tx: Tx) -> Sequence[Sequence[Any]]:
+                return await tx.rows(window, values)
+
             rows = self.decode(MESSAGES, await self._statement(read_page))[:n]
             extra = self.decode(MESSAGES, await self._statement(read_window))
         merged = {r[0]: r for r in rows}

@@ -501,7 +501,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             # after the part (the windows' rows, a few, sort along).
             selected = listing.selected_columns
             created, ident = selected["createdAt"], selected["id"]
-            order = (created.desc(), ident.desc()) if page[3] else (created.asc(), ident.asc())
+            order = (created.desc(), ident.desc()) if descending else (created.asc(), ident.asc())
             return listing.order_by(selected[PART], *order)
 
         return self.prepared(build, page, windows)
@@ -518,24 +518,29 @@ class SqlMemory(SqlDomain, MemoryDomain):
     @staticmethod
     def _parts(
         listing: Prepared, rows: Sequence[Any], includes: Sequence[Include]
-    ) -> tuple[list[Any], IncludeWindows]:
-        """The rows of a :meth:`_listing` split into the page's driver rows (in order) and the
-        windows of ``includes`` with the owners of their targets' threads."""
+    ) -> tuple[list[Message], int | None, IncludeWindows]:
+        """The rows of a :meth:`_listing` split into the page's messages (in order), the total
+        its first row carries (None where it has no row or counts nothing), and the windows of
+        ``includes`` with the owners of their targets' threads."""
         message = listing.reader(Message, content=MessageContent.from_stored)
         owner, part = listing.value_reader(OWNER), listing.value_reader(PART)
-        page: list[Any] = []
+        total = listing.value_reader(TOTAL)
+        page: list[Message] = []
+        counted: int | None = None
         windows: list[list[Message]] = [[] for _ in includes]
         owner_of: dict[str, str | None] = {}
         for r in rows:
             p = int(part(r))
             if p == 0:
-                page.append(r)
+                if not page and (first := total(r)) is not None:
+                    counted = int(first)
+                page.append(message(r))
                 continue
             m = message(r)
             windows[p - 1].append(m)
             if m.id == includes[p - 1].id:
                 owner_of[m.thread_id] = owner(r)
-        return page, IncludeWindows(windows, owner_of)
+        return page, counted, IncludeWindows(windows, owner_of)
 
     async def _list_messages_including(
         self, query: MessageQuery, includes: Sequence[Include], *, owners: bool
@@ -557,18 +562,13 @@ class SqlMemory(SqlDomain, MemoryDomain):
         found = await self.db.fetch(
             listing, values, short=(fetch or SHORT_PAGE + 1) + 3 * len(includes) <= SHORT_PAGE
         )
-        rows, windows = self._parts(listing, found, includes)
-        total: int | None = None
-        if query.count:
-            if rows:
-                total = int(listing.value_reader(TOTAL)(rows[0]))
-            else:  # past the end, or nothing matched: no row carries the total
-                [(counted,)] = await self.db.fetch(
-                    self._messages_count(n, by_resource, bounds), values
-                )
-                total = int(counted)
-        message = listing.reader(Message, content=MessageContent.from_stored)
-        return [message(r) for r in rows], total, windows
+        page, total, windows = self._parts(listing, found, includes)
+        if query.count and not page:  # past the end, or nothing matched: no row carries it
+            [(counted,)] = await self.db.fetch(
+                self._messages_count(n, by_resource, bounds), values
+            )
+            total = int(counted)
+        return page, total, windows
 
     async def _message_window(self, message_id: str, before: int, after: int) -> list[Message]:
         # docstring inherited
@@ -601,7 +601,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
         windows: list[list[Message]] = []
         owner_of: dict[str, str | None] = {}
         for chunk, (listing, _), rows in zip(chunks, reads, found, strict=True):
-            _, part = self._parts(listing, rows, chunk)
+            _, _, part = self._parts(listing, rows, chunk)
             windows.extend(part.windows)
             owner_of.update(part.owners)
         return IncludeWindows(windows, owner_of)
