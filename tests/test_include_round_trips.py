@@ -4,8 +4,8 @@ of the target's thread, so a call scoped by ``resource_id`` checks the owner wit
 the thread (``SqlMemory._listing``). No BEGIN/COMMIT goes around it either: the call is one
 round trip. Past ``WINDOWS_PER_STATEMENT`` windows, the windows are read that many at a time.
 Where the dialect reads them apart (``one_statement_listing`` off: SQLite, where no round trip
-is saved, and MariaDB, whose plans of a window in such a statement read the thread from its
-far end), the page and each window are a statement each: on the server with no transaction
+is saved, and MariaDB, which runs the one statement slower than the parts apart), the page
+and each window are a statement each: on the server with no transaction
 around them, on SQLite the windows in one (one snapshot).
 
 Statements and transactions are recorded as ``tests.support.statements`` records them.

@@ -320,6 +320,14 @@ class SqlDialect:
         """How a documented column is selected (labelled with its documented name)."""
         return table.c[column.name]
 
+    def through_index(self, select: sa.Select[Any], table: sa.Table, index: str) -> sa.Select[Any]:
+        """``select``, which reads ``table`` by a range of index ``index`` (its physical name),
+        held to that range where the engine's planner could trade it for another access path
+        as its statistics or cost estimates change. The default leaves ``select`` as it is: the
+        PostgreSQL and SQLite plans of such reads are checked to hold by
+        tests/test_query_plans.py."""
+        return select
+
     def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
         """The text value of top-level ``key`` of a JSON column."""
         return sa.func.json_extract(column, f'$."{key}"')

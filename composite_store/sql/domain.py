@@ -21,6 +21,7 @@ from composite_store.sql.dialect import SqlDialect
 from composite_store.sql.engine import Prepared, RowValues
 from composite_store.sql.engine.prepared import IN_LIST_LIMIT
 from composite_store.sql.introspect import describe_physical
+from composite_store.sql.tables import index_name
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -160,6 +161,13 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
     def select_all(self, base: str) -> sa.Select[Any]:
         """``SELECT <documented columns> FROM base``, each read as the dialect reads it."""
         return sa.select(*self.db.readable(self.tables[base], table(base)))
+
+    def index_name(self, base: str, suffix: str) -> str:
+        """The physical name of documented index ``suffix`` of table ``base`` in this store."""
+        [index] = [i for i in table(base).indexes if i.suffix == suffix]
+        return index_name(
+            self.db.dialect, index, self.tables[base].name, self.db.prefix, self.db.schema
+        )
 
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where

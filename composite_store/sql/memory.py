@@ -56,6 +56,8 @@ WINDOWS_PER_STATEMENT = 8
 #: The shape of a listing's page (``SqlMemory._listing``): threads, by resource, date bounds,
 #: descending, counted.
 PageShape = tuple[int, bool, tuple[str, ...], bool, bool]
+#: The documented index of messages on (thread_id, createdAt): a window half is a range of it.
+THREAD_ORDER = "thread_id_createdat_idx"
 #: Ids per ``IN (...)`` statement: bounded so the number of compiled shapes stays small.
 IN_CHUNK = 100
 
@@ -428,13 +430,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
         # the target and stops after ``limit`` entries. Asked for every column at once,
         # MariaDB reads the thread from its far end up to the target instead: half of a
         # 10,000-message thread for a target in the middle (docs/benchmarks.md, plans).
-        ids = (
-            sa.select(tbl.c.id)
-            .where(tbl.c.thread_id == thread, beyond)
-            .order_by(*ordering)
-            .limit(sa.bindparam(limit))
-            .subquery(name)
+        in_range = self.db.dialect.through_index(
+            sa.select(tbl.c.id).where(tbl.c.thread_id == thread, beyond),
+            tbl,
+            self.index_name("messages", THREAD_ORDER),
         )
+        ids = in_range.order_by(*ordering).limit(sa.bindparam(limit)).subquery(name)
         return self.select_all("messages").join_from(tbl, ids, tbl.c.id == ids.c.id)
 
     def _window_members(self, w: int) -> list[sa.Select[Any]]:

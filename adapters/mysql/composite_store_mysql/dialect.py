@@ -98,12 +98,10 @@ class MysqlDialect(SqlDialect):
     # InnoDB appends the primary key (ascending) to secondary indexes: ascending indexes read
     # backwards serve the newest-first reads with their id tie-break (see SqlDialect).
     descending_indexes: ClassVar[bool] = False
-    #: Not on: MariaDB 10.11 reads a window half from the far end of its thread (hundreds of
-    #: rows instead of the two asked for) when the statement also reads other windows, and,
-    #: once a statement of the page and a window has run on a connection, in a window alone
-    #: too. Its range on (thread_id, createdAt) is then no longer costed as read from the index
-    #: alone, and a read of the whole thread by thread_id wins (tests/test_query_plans.py
-    #: fails with it on). Each window alone, with no such statement before it, keeps the range.
+    #: Not on: its plans hold (each window half held to its index range, :meth:`through_index`),
+    #: but MariaDB 10.11 runs the one statement slower than the page and the window apart (W2i
+    #: 1.5-1.9 ms against 1.2-1.7 ms a call, docs/benchmarks.md): it materializes each part
+    #: and sorts the union, which costs more than the round trip saved on a local server.
     one_statement_listing: ClassVar[bool] = False
     # Driver connections stay in autocommit (switched once per connection: SQLAlchemy turns it
     # off when it sets the isolation level): a point read or one upsert is one round trip, not
@@ -243,6 +241,16 @@ class MysqlDialect(SqlDialect):
             # Assigning the key to itself keeps the row; INSERT IGNORE would also hide errors.
             return stmt.on_duplicate_key_update({key[0]: table.c[key[0]]})
         return stmt.on_duplicate_key_update({c: stmt.inserted[c] for c in update})
+
+    def through_index(self, select: sa.Select[Any], table: sa.Table, index: str) -> sa.Select[Any]:
+        # docstring inherited
+        # FORCE INDEX: MariaDB then costs only accesses through the index, and its range from
+        # the window's target wins. Without it the range's cost changes with what the
+        # connection ran before (the optimizer trace: 390 as read from the index alone, 1,391
+        # once a statement of the page and a window had run), and a read of every entry of
+        # the thread (ref on thread_id) won: 1,003 rows of a 2,000-message thread, not 3.
+        quoted = "`" + index.replace("`", "``") + "`"
+        return select.with_hint(table, f"FORCE INDEX ({quoted})")
 
     def json_field(self, column: ColumnElement[Any], key: str) -> ColumnElement[Any]:
         # docstring inherited
