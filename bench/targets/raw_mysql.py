@@ -51,11 +51,6 @@ class RawMysqlTarget(RawSqlTarget):
     #: alone). Learned from the server's version on the first connection (:meth:`open`).
     upsert_returning = False
 
-    def thread_range(self) -> str:
-        # The library's FORCE INDEX (MysqlDialect.through_index): without it MariaDB can read
-        # a side from the thread's far end (beside the page, or after such a statement ran).
-        return f" FORCE INDEX ({self.q(self.prefix + 'messages_thread_id_createdat_idx')})"
-
     def __init__(self, url: str, prefix: str = "mastra_") -> None:
         super().__init__(prefix)
         parts = urlsplit(url)
@@ -105,6 +100,11 @@ class RawMysqlTarget(RawSqlTarget):
     async def _statement(self, op: Op[T]) -> T:
         async with self.pool.connection() as conn:
             return await op(_MysqlTx(conn))
+
+    def thread_range(self) -> str:
+        # The library's FORCE INDEX (MysqlDialect.through_index): without it MariaDB can read
+        # a side from the thread's far end (beside the page, or after such a statement ran).
+        return f" FORCE INDEX ({self.q(self.prefix + 'messages_thread_id_createdat_idx')})"
 
     def upsert_clause(self, key: Sequence[str], update: Sequence[str]) -> str:
         sets = ", ".join(f"{self.q(c)} = VALUES({self.q(c)})" for c in update)

@@ -84,6 +84,12 @@ def _range_values(rng: DateRange | None) -> dict[str, Any]:
     return {"start": rng.start, "end": rng.end}
 
 
+def _ordered(descending: bool, *columns: Any) -> tuple[Any, ...]:
+    """``columns`` as ``ORDER BY`` terms, every one descending or every one ascending (a sort
+    key and its id tie-break read one index in one direction)."""
+    return tuple(c.desc() if descending else c.asc() for c in columns)
+
+
 def _refuse_missing(targets: Sequence[str], existing: set[str]) -> None:
     missing = set(targets) - existing
     if missing:
@@ -250,14 +256,10 @@ class SqlMemory(SqlDomain, MemoryDomain):
             counted: bool,
         ) -> Executable:
             tbl = self.tables["threads"]
-            order = tbl.c[field]
             stmt = (
                 self.select_all("threads")
                 .where(*self._thread_conditions(by_resource, keys))
-                .order_by(
-                    order.desc() if descending else order.asc(),
-                    tbl.c.id.desc() if descending else tbl.c.id.asc(),
-                )
+                .order_by(*_ordered(descending, tbl.c[field], tbl.c.id))
             )
             if counted:
                 stmt = with_total(stmt, self._threads_counting(by_resource, keys))
@@ -330,12 +332,12 @@ class SqlMemory(SqlDomain, MemoryDomain):
     ) -> sa.Select[Any]:
         """The statement of :meth:`_messages_page`, and the page of :meth:`_listing`."""
         tbl = self.tables["messages"]
-        if descending:
-            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
-        else:
-            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
         conditions = self._message_conditions(n, by_resource, bounds)
-        stmt = self.select_all("messages").where(*conditions).order_by(*ordering)
+        stmt = (
+            self.select_all("messages")
+            .where(*conditions)
+            .order_by(*_ordered(descending, tbl.c.createdAt, tbl.c.id))
+        )
         if counted:
             stmt = with_total(stmt, self._messages_counting(n, by_resource, bounds))
         if limited:
@@ -419,12 +421,11 @@ class SqlMemory(SqlDomain, MemoryDomain):
         # planners gather and sort every earlier (later) message of the thread.
         if direction == "<":
             beyond = sa.and_(tbl.c.createdAt <= at, sa.or_(tbl.c.createdAt < at, tbl.c.id < mid))
-            ordering = (tbl.c.createdAt.desc(), tbl.c.id.desc())
             limit, name = f"before{w}", "neighbour_ids_before"
         else:
             beyond = sa.and_(tbl.c.createdAt >= at, sa.or_(tbl.c.createdAt > at, tbl.c.id > mid))
-            ordering = (tbl.c.createdAt.asc(), tbl.c.id.asc())
             limit, name = f"after{w}", "neighbour_ids_after"
+        ordering = _ordered(direction == "<", tbl.c.createdAt, tbl.c.id)
         # The ids first, then their rows: a query of ids alone is served by the index
         # (InnoDB's secondary indexes carry the primary key), so every planner reads it from
         # the target and stops after ``limit`` entries. Asked for every column at once,
@@ -501,8 +502,7 @@ class SqlMemory(SqlDomain, MemoryDomain):
             # A UNION ALL keeps no order of its own: the page's is restated over the whole,
             # after the part (the windows' rows, a few, sort along).
             selected = listing.selected_columns
-            created, ident = selected["createdAt"], selected["id"]
-            order = (created.desc(), ident.desc()) if descending else (created.asc(), ident.asc())
+            order = _ordered(descending, selected["createdAt"], selected["id"])
             return listing.order_by(selected[PART], *order)
 
         return self.prepared(build, page, windows)
