@@ -27,11 +27,14 @@ from composite_store.admin.copy import CopyReport, Progress, copy_domains, share
 from composite_store.domains.hooks import StoredRows
 from composite_store.errors import ValidationError
 from composite_store.inmemory import InMemoryStore
+from composite_store.records.base import iso_ms
 from composite_store.records.tables import key_of, row_of
 from composite_store.schema import table as spec_of
 from composite_store.schema import tables_for
+from composite_store.schema.documented import ColumnType
 from composite_store.sql import transfer
 from composite_store.sql.domain import SqlDomain
+from composite_store.sql.types import parse_iso
 from composite_store.store import Store
 from tests.support.backends import ran, unreachable
 from tests.support.copy_data import BIG_THREAD, fill, snapshot
@@ -337,19 +340,23 @@ _ODD_CONTENT = {
 }
 
 
-def _add_raw_messages(url: str, contents: dict[str, str]) -> None:
-    """Messages of thread ``big`` written straight into the source file, content as given."""
+def _add_raw_messages(
+    url: str, contents: dict[str, str], created: str = "2026-03-01T12:00:00.000Z"
+) -> None:
+    """Messages of thread ``big`` written straight into the source file, content and
+    createdAt text as given."""
     import sqlite3
 
     with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
         conn.executemany(
             'INSERT INTO mastra_messages (id, thread_id, content, role, type, "createdAt", '
             '"resourceId") VALUES (?, ?, ?, ?, ?, ?, ?)',
-            [
-                (mid, "big", text, "user", "v2", "2026-03-01T12:00:00.000Z", "u1")
-                for mid, text in contents.items()
-            ],
+            [(mid, "big", text, "user", "v2", created, "u1") for mid, text in contents.items()],
         )
+
+
+#: Where a stored message row holds a timestamp.
+_STAMPS = [i for i, c in enumerate(spec_of("messages").columns) if c.type is ColumnType.TIMESTAMP]
 
 
 async def _stored_messages(store: Store) -> list[tuple[Any, ...]]:
@@ -438,6 +445,115 @@ def test_the_row_path_writes_what_the_records_path_writes(
     asyncio.run(compare())
 
 
+#: createdAt text another writer may have stored: other spellings of an instant (a space for
+#: the T, an offset, an ISO week date in iso_ms's length, microseconds), each stored as
+#: ``iso_ms`` spells it; a date that does not exist in iso_ms's very spelling; no date at all.
+_ODD_CREATED = {
+    "2026-03-01 12:00:00Z": "2026-03-01T12:00:00.000Z",
+    "2026-03-01T13:00:00.5+01:00": "2026-03-01T12:00:00.500Z",
+    "2026-W09-1T12:00:00.123Z": "2026-02-23T12:00:00.123Z",
+    "2026-03-01T12:00:00.123456Z": "2026-03-01T12:00:00.123Z",
+}
+_BAD_CREATED = ["2026-02-30T12:00:00.000Z", "2026-13-01T12:00:00.000Z", "yesterday"]
+
+
+async def _copy_reading(src_url: str, dst: Store, ids: list[str]) -> list[Any]:
+    """Copy the memory domain from ``src_url`` into ``dst`` (emptied first) and read the
+    stored rows of messages ``ids`` there."""
+    async with open_store(src_url) as src, dst:
+        await _emptied(dst)
+        assert (await copy_domains(src, dst, domains=["memory"])).ok
+        return [await dst.memory.read_raw("messages", {"id": i}) for i in ids]
+
+
+async def _copy_refused(src_url: str, dst: Store) -> str:
+    """The ValueError a copy of the memory domain from ``src_url`` into ``dst`` (emptied
+    first) raises, as ``"Type: message"``, once no message was written."""
+    async with open_store(src_url) as src, dst:
+        await _emptied(dst)
+        with pytest.raises(ValueError) as raised:
+            await copy_domains(src, dst, domains=["memory"], batch=5000)
+        assert await dst.memory.count_records(table="messages") == 0
+        return f"{type(raised.value).__name__}: {raised.value}"
+
+
+@pytest.mark.parametrize("destination", ["sqlite", "postgres"])
+def test_timestamps_in_other_spellings_are_stored_as_the_records_path_stores_them(
+    filled_sqlite: str, namespaces: Namespaces, destination: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row path passes iso_ms text through unparsed (``StoredRows``); text spelled
+    otherwise is read as the records read it, and stored as the records' path stores it."""
+    for n, created in enumerate(_ODD_CREATED):
+        _add_raw_messages(filled_sqlite, {f"odd-time-{n}": '{"format":2,"parts":[]}'}, created)
+    ids = [f"odd-time-{n}" for n in range(len(_ODD_CREATED))]
+    by_rows = asyncio.run(
+        _copy_reading(filled_sqlite, namespaces.open(destination, "odd-time-rows"), ids)
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr(SqlDomain, "row_tables", frozenset())
+        by_records = asyncio.run(
+            _copy_reading(filled_sqlite, namespaces.open(destination, "odd-time-records"), ids)
+        )
+    assert by_rows == by_records
+    created = [row["createdAt"] for row in by_rows if row is not None]
+    if destination == "sqlite":
+        assert created == list(_ODD_CREATED.values())
+    else:  # the UTC wall clock, to the microsecond as the records' path stores it
+        assert created == [parse_iso(text).replace(tzinfo=None) for text in _ODD_CREATED]
+
+
+@pytest.mark.parametrize(
+    ("destination", "text"), [("sqlite", True), ("libsql", True), ("postgres", False)]
+)
+def test_timestamps_go_as_text_only_into_a_store_that_keeps_text(
+    filled_sqlite: str, namespaces: Namespaces, destination: str, text: bool
+) -> None:
+    """The row path asks the source for its timestamp text only where the destination keeps
+    that text too (``StoredRows.timestamp_text``): elsewhere the destination would parse it."""
+    dst = namespaces.open(destination, "stamp-form")
+    asked: list[bool] = []
+
+    async def run() -> None:
+        async with open_store(filled_sqlite) as src, dst:
+            await _emptied(dst)
+            source = src.memory
+            assert isinstance(source, StoredRows) and isinstance(dst.memory, StoredRows)
+            assert dst.memory.timestamp_text is text
+            export = source.export_stored_rows
+
+            async def spied(**kwargs: Any) -> Any:
+                asked.append(kwargs["timestamp_text"])
+                return await export(**kwargs)
+
+            source.export_stored_rows = spied  # type: ignore[method-assign]
+            assert (await copy_domains(src, dst, domains=["memory"], batch=700)).ok
+
+    asyncio.run(run())
+    assert len(asked) > 1 and set(asked) == {text}
+
+
+@pytest.mark.parametrize("bad", _BAD_CREATED)
+@pytest.mark.parametrize("destination", ["sqlite", "postgres"])
+def test_a_timestamp_that_is_no_instant_is_refused_on_either_path(
+    filled_sqlite: str,
+    namespaces: Namespaces,
+    destination: str,
+    bad: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """createdAt text that names no instant, even spelled as iso_ms spells one (the row path
+    does not parse that spelling on the way out: the destination checks it), stops the copy
+    on either path with the same error, and nothing of its batch is written."""
+    _add_raw_messages(filled_sqlite, {"bad-time": '{"format":2,"parts":[]}'}, bad)
+    by_rows = asyncio.run(_copy_refused(filled_sqlite, namespaces.open(destination, "bad-rows")))
+    with monkeypatch.context() as patched:
+        patched.setattr(SqlDomain, "row_tables", frozenset())
+        by_records = asyncio.run(
+            _copy_refused(filled_sqlite, namespaces.open(destination, "bad-records"))
+        )
+    assert by_rows == by_records
+
+
 @pytest.mark.parametrize("path", ["rows", "records"])
 def test_content_a_record_cannot_store_is_refused_on_either_path(
     filled_sqlite: str, tmp_path: Path, path: str, request: pytest.FixtureRequest
@@ -498,6 +614,16 @@ def test_stored_rows_arguments_are_checked(filled_sqlite: str) -> None:
             assert rows == [
                 tuple(row_of("messages", r)[c] for c in names) for r in records.records
             ]
+            # For another store that keeps it, the text SQLite keeps: iso_ms of each instant.
+            assert dom.timestamp_text
+            as_text, _ = await dom.export_stored_rows(
+                table="messages", limit=3, timestamp_text=True
+            )
+            assert as_text == [
+                tuple(iso_ms(v) if i in _STAMPS else v for i, v in enumerate(row))
+                for row in rows
+            ]
+            assert all(isinstance(row[i], str) for row in as_text for i in _STAMPS)
 
     asyncio.run(run())
 

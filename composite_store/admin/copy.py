@@ -269,8 +269,16 @@ async def _copy_rows(
 ) -> None:
     """``_copy_records`` into a fresh table, as stored rows: every row read is written."""
 
+    # Timestamps as text only into a store that keeps that text. Into another, the
+    # destination would parse the text itself, on the write that waits for its server,
+    # where the source's parse overlaps that wait (PostgreSQL's copy measured 0.66-0.68x of
+    # raw so, against 0.75-0.82x).
+    text = target.timestamp_text
+
     def read(cursor: str | None) -> Awaitable[tuple[list[tuple[Any, ...]], str | None]]:
-        return source.export_stored_rows(table=table, cursor=cursor, limit=batch)
+        return source.export_stored_rows(
+            table=table, cursor=cursor, limit=batch, timestamp_text=text
+        )
 
     pages = _pages(read, lambda page: page[1], _read_ahead(source, target))
     async with contextlib.aclosing(pages):

@@ -212,27 +212,47 @@ class StoredRows(Transferable):
     """A :class:`Transferable` domain that also moves some tables as stored rows.
 
     A stored row is the tuple of a table's documented columns (``TableSpec.column_names``, in
-    that order), each value exactly as ``records.tables.row_of`` gives it for the record
+    that order), each value as ``records.tables.row_of`` gives it for the record
     :meth:`~Transferable.export_records` would return (datetimes as datetimes, message content
-    as its compact JSON text). Between two such domains ``composite_store.admin.copy`` moves
-    the tables both list in ``row_tables`` into a destination table that is empty when its copy
-    starts without building a record per row; the destination converts only what its engine
-    stores differently (its bind conversions, the same that check every written value).
+    as its compact JSON text). A store that keeps timestamps as the text
+    ``YYYY-MM-DDTHH:MM:SS.sssZ`` (``records.base.iso_ms``'s spelling; ``timestamp_text``)
+    exports that text as it is stored, unchecked, where the export asks for it: for another
+    such store, so that a copy between the two neither parses nor formats a timestamp. Every
+    import takes a timestamp in either form, and refuses text that is no instant as it
+    refuses every value its records' import would.
+
+    Between two such domains ``composite_store.admin.copy`` moves the tables both list in
+    ``row_tables`` into a destination table that is empty when its copy starts without
+    building a record per row; the destination converts only what its engine stores
+    differently (its bind conversions, the same that check every written value).
     """
 
     #: Base names of the tables :meth:`export_stored_rows` and :meth:`import_stored_rows` take.
     row_tables: frozenset[str] = frozenset()
 
+    @property
+    def timestamp_text(self) -> bool:
+        """Whether this store keeps timestamps as ``iso_ms`` text (SQLite, libSQL): stored
+        rows for it are best exported with ``timestamp_text=True``."""
+        return False
+
     async def export_stored_rows(
-        self, *, table: str, cursor: str | None = None, limit: int = 500
+        self,
+        *,
+        table: str,
+        cursor: str | None = None,
+        limit: int = 500,
+        timestamp_text: bool = False,
     ) -> tuple[list[tuple[Any, ...]], str | None]:
         """One page of :meth:`~Transferable.export_records` of ``table`` (one of
         ``row_tables``) as stored rows, and the cursor of the next page (the same cursors as
-        ``export_records``: either call may continue from the other's)."""
+        ``export_records``: either call may continue from the other's). With
+        ``timestamp_text``, a store that keeps timestamps as ``iso_ms`` text gives that text
+        as it is stored instead of a datetime."""
         self._check()
         spec = self._row_table(table)
         _check_page(limit, cursor)
-        return await self._export_stored(spec.base_name, cursor, limit)
+        return await self._export_stored(spec.base_name, cursor, limit, bool(timestamp_text))
 
     async def import_stored_rows(self, *, table: str, rows: Sequence[Sequence[Any]]) -> None:
         """:meth:`~Transferable.import_records` of the records whose stored rows are ``rows``
@@ -268,9 +288,10 @@ class StoredRows(Transferable):
 
     @abstractmethod
     async def _export_stored(
-        self, table: str, cursor: str | None, limit: int
+        self, table: str, cursor: str | None, limit: int, timestamp_text: bool
     ) -> tuple[list[tuple[Any, ...]], str | None]:
-        """:meth:`_export` of ``table`` (one of ``row_tables``) as stored rows."""
+        """:meth:`_export` of ``table`` (one of ``row_tables``) as stored rows; timestamps
+        as this store keeps their text where ``timestamp_text`` asks for it."""
 
     @abstractmethod
     async def _import_stored(self, table: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -22,6 +22,7 @@ from composite_store.sql.engine import Prepared, RowValues
 from composite_store.sql.engine.prepared import IN_LIST_LIMIT
 from composite_store.sql.introspect import describe_physical
 from composite_store.sql.tables import index_name
+from composite_store.sql.types import IsoTimestamp
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -320,11 +321,16 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
 
     row_tables = transfer.ROW_TABLES
 
+    @property
+    def timestamp_text(self) -> bool:
+        # docstring inherited
+        return isinstance(self.db.dialect.timestamp_type(), IsoTimestamp)
+
     async def _export_stored(
-        self, table: str, cursor: str | None, limit: int
+        self, table: str, cursor: str | None, limit: int, timestamp_text: bool
     ) -> tuple[list[tuple[Any, ...]], str | None]:
         # docstring inherited
-        return await transfer.export_stored(self, table, cursor, limit)
+        return await transfer.export_stored(self, table, cursor, limit, timestamp_text)
 
     async def _import_stored(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
         # docstring inherited

@@ -32,6 +32,7 @@ from composite_store.sql.engine.prepared import (
     numbered,
     params,
 )
+from composite_store.sql.types import stored_row_column
 
 __all__ = [
     "ROW_TABLES",
@@ -93,17 +94,21 @@ def _reader(stmt: Prepared, base: str) -> TupleReader[Record]:
     return stmt.reader(model)
 
 
-def _export_statement(self: Tables, base: str, after: bool) -> Prepared:
+def _export_statement(self: Tables, base: str, after: bool, timestamp_text: bool) -> Prepared:
     """A page of ``base`` in export order: after the key ``:last0, :last1, ...`` (``after``),
-    or from ``:offset`` for a keyless table; at most ``:limit`` rows.
+    or from ``:offset`` for a keyless table; at most ``:limit`` rows. ``timestamp_text``:
+    text timestamps read as they are stored (``stored_row_column``).
 
     The domain is named ``self``, as in a method: the only name a cached statement's builder
     may close over (``StatementCache``)."""
 
-    def build(base: str, after: bool) -> Executable:
+    def build(base: str, after: bool, timestamp_text: bool) -> Executable:
         tbl = self.tables[base]
         key = table(base).key_columns
-        stmt = sa.select(*self.db.readable(tbl, table(base)))
+        columns = self.db.readable(tbl, table(base))
+        if timestamp_text:
+            columns = [stored_row_column(c) for c in columns]
+        stmt = sa.select(*columns)
         if key:
             stmt = stmt.order_by(*(tbl.c[c] for c in key))
             if after:
@@ -113,7 +118,7 @@ def _export_statement(self: Tables, base: str, after: bool) -> Prepared:
             stmt = stmt.offset(sa.bindparam("offset"))
         return stmt.limit(sa.bindparam("limit"))
 
-    return self.prepared(build, base, after)
+    return self.prepared(build, base, after, timestamp_text)
 
 
 def _page_values(base: str, cursor: str | None, limit: int) -> tuple[dict[str, Any], int]:
@@ -143,15 +148,22 @@ async def export_rows(
 ) -> tuple[list[Record], str | None]:
     """One page of table ``base`` after ``cursor``, and the next cursor."""
     return await _export_page(
-        dom, base, cursor, limit, lambda stmt: _reader(stmt, base), lambda last: key_of(base, last)
+        dom,
+        base,
+        cursor,
+        limit,
+        lambda stmt: _reader(stmt, base),
+        lambda last: key_of(base, last),
+        timestamp_text=False,
     )
 
 
 async def export_stored(
-    dom: Tables, base: str, cursor: str | None, limit: int
+    dom: Tables, base: str, cursor: str | None, limit: int, timestamp_text: bool
 ) -> tuple[list[tuple[Any, ...]], str | None]:
     """One page of table ``base`` (one of ``ROW_TABLES``) after ``cursor`` as stored rows
-    (``StoredRows``), and the next cursor: ``export_rows`` without the records."""
+    (``StoredRows``), and the next cursor: ``export_rows`` without the records;
+    ``timestamp_text``: text timestamps as they are stored (``stored_row_column``)."""
     spec = table(base)
     position = [spec.column_names.index(c) for c in spec.key_columns]
 
@@ -165,7 +177,13 @@ async def export_stored(
         return stmt.values_reader(**convert)
 
     return await _export_page(
-        dom, base, cursor, limit, reader, lambda last: [last[i] for i in position]
+        dom,
+        base,
+        cursor,
+        limit,
+        reader,
+        lambda last: [last[i] for i in position],
+        timestamp_text=timestamp_text,
     )
 
 
@@ -176,12 +194,15 @@ async def _export_page(
     limit: int,
     reader: Callable[[Prepared], Callable[[Sequence[Any]], T]],
     key_of_last: Callable[[T], Sequence[Any]],
+    *,
+    timestamp_text: bool,
 ) -> tuple[list[T], str | None]:
     """The page after ``cursor`` as ``reader(statement)`` builds each row, and the next
-    cursor: the key of the page's last row (``key_of_last``), or a keyless table's offset."""
+    cursor: the key of the page's last row (``key_of_last``), or a keyless table's offset.
+    ``timestamp_text``: as ``_export_statement`` takes it."""
     key = table(base).key_columns
     values, offset = _page_values(base, cursor, limit)
-    stmt = _export_statement(dom, base, key != () and cursor is not None)
+    stmt = _export_statement(dom, base, key != () and cursor is not None, timestamp_text)
     read = reader(stmt)
     # Streamed into what is built of each row: a page of many thousand rows never exists twice.
     rows = await dom.db.run(lambda conn: stmt.each(conn, read, values), single=True)
