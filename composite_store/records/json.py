@@ -239,10 +239,12 @@ def storable_id(value: str) -> str:
 
 
 class _NotPlain(Exception):
-    """:func:`_plain` met something it does not take as is (see :func:`json_value`)."""
+    """:func:`_plain` met something it does not take as is (see :func:`json_value`).
 
-
-_NOT_PLAIN = _NotPlain()
+    Raised as the class, a new instance each time: one shared instance would keep the
+    traceback of its latest raise, and through its frames everything the callers held (a
+    workflow update's MongoDB collection, and its client, stayed alive to the interpreter's
+    exit)."""
 
 
 def _plain(value: Any, depth: int) -> Any:
@@ -253,59 +255,59 @@ def _plain(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind is dict:
         if depth >= MAX_JSON_DEPTH:
-            raise _NOT_PLAIN
+            raise _NotPlain
         out: dict[str, Any] = {}
         for key, item in value.items():
             if type(key) is not str or "\x00" in key or not (key.isascii() or _text_ok(key)):
-                raise _NOT_PLAIN
+                raise _NotPlain
             leaf = type(item)
             if leaf is str:
                 if "\x00" in item or not (item.isascii() or _text_ok(item)):
-                    raise _NOT_PLAIN
+                    raise _NotPlain
                 out[key] = item
             elif item is None or leaf is bool:
                 out[key] = item
             elif leaf is int:
                 if not _INT_MIN <= item <= _INT_MAX:
-                    raise _NOT_PLAIN
+                    raise _NotPlain
                 out[key] = item
             else:
                 out[key] = _plain(item, depth + 1)
         return out
     if kind is list or kind is tuple:
         if depth >= MAX_JSON_DEPTH:
-            raise _NOT_PLAIN
+            raise _NotPlain
         items = []
         for item in value:
             leaf = type(item)
             if leaf is str:
                 if "\x00" in item or not (item.isascii() or _text_ok(item)):
-                    raise _NOT_PLAIN
+                    raise _NotPlain
                 items.append(item)
             elif item is None or leaf is bool:
                 items.append(item)
             elif leaf is int:
                 if not _INT_MIN <= item <= _INT_MAX:
-                    raise _NOT_PLAIN
+                    raise _NotPlain
                 items.append(item)
             else:
                 items.append(_plain(item, depth + 1))
         return items
     if kind is str:
         if "\x00" in value or not (value.isascii() or _text_ok(value)):
-            raise _NOT_PLAIN
+            raise _NotPlain
         return value
     if value is None or kind is bool:
         return value
     if kind is int:
         if not _INT_MIN <= value <= _INT_MAX:
-            raise _NOT_PLAIN
+            raise _NotPlain
         return value
     if kind is float:
         if not math.isfinite(value):
-            raise _NOT_PLAIN
+            raise _NotPlain
         return value
-    raise _NOT_PLAIN
+    raise _NotPlain
 
 
 def _text_ok(text: str) -> bool:

@@ -5,6 +5,7 @@ have a loop for exact dicts and lists of plain members, and a general walk for t
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -106,3 +107,27 @@ def test_message_text_keeps_nul_and_str_subclass_keys_pass() -> None:
     check_json({"text": "a\x00b", Name("k"): [Name("v"), "w"]}, text=encodable_text)
     with pytest.raises(ValueError, match="U\\+0000"):
         check_json({"text": "a\x00b"})
+
+
+@pytest.mark.parametrize(
+    "value", [{"n": math.nan}, [Name("x")], {"k": "a\x00"}, Mapping(a=1), {"deep": [[[{1: 2}]]]}]
+)
+def test_a_value_off_the_fast_path_leaves_nothing_of_its_caller_alive(value: Any) -> None:
+    """A value the fast path hands to the general walk leaves no frame behind: what the
+    caller held is freed with it (a shared exception instance kept the traceback of its
+    latest raise, and through it every caller's frame and locals)."""
+    import gc
+    import weakref
+
+    class Held:
+        """Something only the caller's frame refers to."""
+
+    def caller() -> weakref.ref[Held]:
+        held = Held()
+        with contextlib.suppress(ValueError):
+            json_value(value)
+        return weakref.ref(held)
+
+    ref = caller()
+    gc.collect()
+    assert ref() is None
