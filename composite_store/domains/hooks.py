@@ -216,10 +216,10 @@ class StoredRows(Transferable):
     :meth:`~Transferable.export_records` would return (datetimes as datetimes, message content
     as its compact JSON text). A store that keeps timestamps as the text
     ``YYYY-MM-DDTHH:MM:SS.sssZ`` (``records.base.iso_ms``'s spelling; ``timestamp_text``)
-    exports that text as it is stored, unchecked, where the export asks for it: for another
-    such store, so that a copy between the two neither parses nor formats a timestamp. Every
-    import takes a timestamp in either form, and refuses text that is no instant as it
-    refuses every value its records' import would.
+    exports that text as it is stored where the export asks for it (its spelling checked, not
+    the instant it names): for another such store, so that a copy between the two neither
+    parses nor formats a timestamp. Every import takes a timestamp in either form, and
+    refuses text that is no instant as it refuses every value its records' import would.
 
     Between two such domains ``composite_store.admin.copy`` moves the tables both list in
     ``row_tables`` into a destination table that is empty when its copy starts without
