@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
@@ -86,7 +86,7 @@ def _read_iso(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def _iso_ms_shaped(value: Any) -> bool:
+def _iso_ms_shaped(value: Any) -> TypeGuard[str]:
     """Whether ``value`` is text spelled as ``iso_ms`` spells a timestamp: 24 ASCII
     characters, ``-``, ``-``, ``T``, ``:``, ``:`` and ``.`` in their places, ``Z`` last, and
     no hour 24 (which a later Python may read as the next day). The digits are left to
@@ -120,8 +120,7 @@ def _stored_iso(value: Any) -> datetime | str | None:
     ``iso_ms`` spells it as it is, for the destination's bind conversion to check
     (``_write_iso``, ``parse_iso``); any other value as ``_read_iso`` reads it."""
     if _iso_ms_shaped(value):
-        text: str = value
-        return text
+        return value
     return _read_iso(value)
 
 
