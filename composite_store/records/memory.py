@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -14,6 +14,7 @@ from composite_store.records.json import (
     Text,
     check_json,
     checked_encoder,
+    compact_value,
     encodable_text,
     parse_json,
 )
@@ -140,22 +141,33 @@ def stored_content_text(text: str | dict[str, Any]) -> str:
     fields): the same text, the same errors. The stored row of a record read from a stored
     row (copy's row path, ``sql.transfer.export_stored``)."""
     if type(text) is str:
+        value = compact_value(text)
+        if _usual_content(value) and None not in value.values():
+            # Already the text the path below writes of it (nearly every stored row): kept
+            # as it is, not parsed by the standard library and dumped again.
+            return text
         try:
             value = parse_json(text)
         except ValueError:
             value = None  # a legacy plain string: from_stored's path
-        if (
-            type(value) is dict
-            and "format" in value
-            and "parts" in value
-            and value.keys() <= _CONTENT_FIELDS
-        ):
+        if _usual_content(value):
             # What from_stored builds of it holds these fields (the missing ones None) and
             # nothing extra; to_json leaves out the None ones.
             if None in value.values():
                 value = {k: v for k, v in value.items() if v is not None}
             return _parsed_content_json(value)
     return MessageContent.from_stored(text).to_json()
+
+
+def _usual_content(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether parsed stored content is a JSON object holding ``format`` and ``parts`` and
+    only content fields."""
+    return (
+        type(value) is dict
+        and "format" in value
+        and "parts" in value
+        and value.keys() <= _CONTENT_FIELDS
+    )
 
 
 class Message(Record):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import enum
 import json
+import math
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -16,15 +18,17 @@ from hypothesis import strategies as st
 
 from composite_store.records.json import (
     MAX_JSON_DEPTH,
+    NOT_COMPACT,
     NonFiniteNumber,
     checked_encoder,
     checked_json,
     compact_json,
+    compact_value,
     json_value,
     marked_non_finite,
     parse_json,
 )
-from composite_store.records.memory import MessageContent
+from composite_store.records.memory import MessageContent, stored_content_text
 from composite_store.sql.types import loads_json
 
 #: Text the check takes: anything but NUL and lone surrogates.
@@ -198,3 +202,123 @@ def test_marking_copies_only_the_way_to_a_nan() -> None:
 @settings(max_examples=200, deadline=None)
 def test_a_value_without_nan_is_not_copied(value: Any) -> None:
     assert marked_non_finite(value) is value
+
+
+# -- compact_value: orjson's round trip, and stored content that goes on as it is -------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal with the same types all the way down (``1 == 1.0`` and ``0.0 == -0.0`` are not
+    the same value here), keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
+
+
+def _spellings(value: Any) -> list[str]:
+    """Texts of ``value`` as writers spell it: ours, the standard library's compact and
+    default forms (spaces, ``\\u`` escapes), indented."""
+    return [
+        checked_json(value),
+        compact_json(value),
+        json.dumps(value),
+        json.dumps(value, ensure_ascii=False, indent=1),
+    ]
+
+
+#: Text that is not compact, or that orjson reads otherwise than parse_json: numbers past
+#: 64 bits or a double's range, NaN, lone surrogates, a key twice, spaces, other spellings
+#: of a number, nesting past orjson's writer, trailing data, no JSON at all.
+_NOT_COMPACT_TEXTS = [
+    '{"n":18446744073709551616}',
+    '{"n":-9223372036854775809}',
+    '{"n":123456789012345678901234567890}',
+    '{"n":1e400}',
+    '{"n":-1e400}',
+    '{"n":NaN}',
+    '{"n":Infinity}',
+    '{"t":"\\ud800"}',
+    '{"t":"\\udc00x"}',
+    '{"a":1,"a":2}',
+    '{"a": 1}',
+    ' {"a":1}',
+    '{"a":1}\n',
+    '{"n":1E2}',
+    '{"n":1e16}',
+    '{"n":1.50}',
+    '{"n":-0}',
+    '{"t":"\\u00e9"}',
+    '{"t":"\\/"}',
+    "[" * 300 + "]" * 300,
+    '{"a":1} trailing',
+    "just a plain string",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", _NOT_COMPACT_TEXTS)
+def test_compact_value_refuses_text_it_would_not_write_back(text: str) -> None:
+    assert compact_value(text) is NOT_COMPACT
+
+
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_compact_value_is_parse_json_s_value_or_nothing(value: Any) -> None:
+    for text in _spellings(json_value(value)):
+        found = compact_value(text)
+        if found is NOT_COMPACT:
+            # Refused only where it is not the text the encoder writes of what it holds.
+            assert text != checked_json(parse_json(text))
+            continue
+        assert _same(found, parse_json(text))
+        assert checked_json(found) == text
+    # Ours is compact, and read back as the value itself.
+    assert _same(compact_value(checked_json(json_value(value))), json_value(value))
+
+
+#: Content the content fields hold: the usual forms and the odd ones other writers leave.
+_contents = st.fixed_dictionaries(
+    {"format": st.sampled_from([2, 3, "2"]), "parts": st.lists(values, max_size=3)},
+    optional={
+        "content": st.one_of(st.none(), text),
+        "metadata": st.one_of(st.none(), st.dictionaries(text, values, max_size=3)),
+        "toolInvocations": st.lists(values, max_size=2),
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_contents)
+def test_stored_content_text_is_what_the_record_writes(content: dict[str, Any]) -> None:
+    for stored in _spellings(json_value(content)):
+        assert stored_content_text(stored) == MessageContent.from_stored(stored).to_json()
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        *(f'{{"format":2,"parts":[{t}]}}' for t in _NOT_COMPACT_TEXTS if t.startswith("{")),
+        '{"format":2,"parts":[],"content":null}',
+        '{"format":2,"parts":[],"metadata":null,"content":"x"}',
+        '{"format":2,"parts":[],"extra":1}',
+        '{"format":2}',
+        '{"parts":[]}',
+        '[{"format":2,"parts":[]}]',
+        '"a JSON string"',
+        "just a plain string",
+    ],
+)
+def test_stored_content_text_of_odd_content_is_what_the_record_writes(stored: str) -> None:
+    try:
+        expected = MessageContent.from_stored(stored).to_json()
+    except ValueError as refused:
+        with pytest.raises(type(refused), match=re.escape(str(refused))):
+            stored_content_text(stored)
+    else:
+        assert stored_content_text(stored) == expected
