@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from composite_store import OrderBy, open_store
+from composite_store.errors import SchemaMismatchError
 from composite_store.records.memory import Message, Thread
 from composite_store.sql.engine import Prepared
 from composite_store.sql.memory import SqlMemory
@@ -235,3 +237,58 @@ def test_long_thread_reads_stop_at_the_page(
 
     asyncio.run(go())
 
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_window_without_its_index(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Without the messages' (thread_id, createdAt) index (a damaged or hand-made database),
+    an include window is still read right where the optimizer picks the plan (SQLite,
+    PostgreSQL: more rows read). MariaDB's window halves name the index (``through_index``),
+    so there the read is refused, as a ``SchemaMismatchError`` naming the index and the
+    command that prints its ``CREATE INDEX`` (docs/operations.md), not the server's bare
+    message."""
+    url = sql_store_url(backend, request, tmp_path)  # outside the event loop
+
+    async def go() -> None:
+        store = open_store(url)
+        assert isinstance(store, SqlStore)
+        await store.init()
+        try:
+            memory = store.memory
+            await memory.save_thread(thread=Thread(id="t", resource_id="r"))
+            await memory.save_messages(
+                messages=[
+                    Message(
+                        id=f"m{i:02d}", thread_id="t", role="user",
+                        content={"format": 2, "parts": []},
+                        created_at=EPOCH + timedelta(seconds=i),
+                    )
+                    for i in range(10)
+                ]
+            )
+            db = store.database
+            messages = db.tables["messages"]
+
+            def drop_indexes(conn: Connection) -> None:
+                for found in sa.inspect(conn).get_indexes(messages.name, schema=messages.schema):
+                    columns = [messages.c[name] for name in found["column_names"] if name]
+                    conn.execute(sa.schema.DropIndex(sa.Index(found["name"], *columns)))
+                assert not sa.inspect(conn).get_indexes(messages.name, schema=messages.schema)
+
+            await db.run(drop_indexes, write=True)
+            include = [{"id": "m05", "with_previous_messages": 2, "with_next_messages": 2}]
+            if backend != "mariadb":
+                page = await memory.list_messages(thread_id="t", per_page=0, include=include)
+                assert [m.id for m in page.items] == ["m03", "m04", "m05", "m06", "m07"]
+                return
+            with pytest.raises(SchemaMismatchError) as refused:
+                await memory.list_messages(thread_id="t", per_page=0, include=include)
+            message = str(refused.value)
+            assert f"Key '{db.prefix}messages_thread_id_createdat_idx' doesn't exist" in message
+            assert "composite-store inspect URL" in message and "CREATE INDEX" in message
+        finally:
+            await store.close()
+
+    asyncio.run(go())

@@ -19,6 +19,7 @@ from composite_store.errors import (
     BackendUnavailableError,
     CompositeStoreError,
     ConfigurationError,
+    SchemaMismatchError,
     ValidationError,
     map_errors,
     redact,
@@ -238,6 +239,9 @@ class SqlDatabase:
                     refusal = self.dialect.login_refusal(exc.orig) if exc.orig else None
                     if refusal is not None:
                         raise ConfigurationError(redact(refusal)) from None
+                    lacking = self.dialect.schema_refusal(exc.orig) if exc.orig else None
+                    if lacking is not None:
+                        raise SchemaMismatchError(redact(lacking)) from exc
                     if (
                         exc.connection_invalidated
                         or _is_connect_error(exc)

@@ -174,6 +174,12 @@ class SqlDialect:
         default knows none."""
         return None
 
+    def schema_refusal(self, exc: BaseException) -> str | None:
+        """Why the server refused a statement over a part of the documented schema that the
+        database lacks (an index the statement names: :meth:`through_index`), in our words
+        with the fix, or None when ``exc`` is no such refusal. The default knows none."""
+        return None
+
     def is_unavailable(self, exc: sa.exc.DBAPIError) -> bool:
         """Whether ``exc`` says the server cannot serve now (shutting down, restarting, the
         connection terminated by an operator): a retryable ``BackendUnavailableError``, not a

@@ -60,6 +60,8 @@ LOGIN_REFUSALS = {
     1049: "create the database (CREATE DATABASE ...) or name an existing one in the URL's path",
     1698: "the server authenticates this user otherwise (unix_socket?); check the user in the URL",
 }
+#: ER_KEY_DOES_NOT_EXITS: an index a statement names (``FORCE INDEX``) is not in its table.
+MISSING_INDEX = 1176
 #: Prepared statements asyncmy keeps per connection (least recently used closed first): the
 #: library's statements of every shape a workload uses, well under the servers'
 #: max_prepared_stmt_count (16382) for a pool of dozens of connections.
@@ -158,6 +160,18 @@ class MysqlDialect(SqlDialect):
         if len(args) < 2 or args[0] not in LOGIN_REFUSALS:
             return None
         return f"{self.server_name} refused the connection: {args[1]} ({LOGIN_REFUSALS[args[0]]})"
+
+    def schema_refusal(self, exc: BaseException) -> str | None:
+        # docstring inherited
+        args: tuple[object, ...] = getattr(exc, "args", ())
+        if len(args) < 2 or args[0] != MISSING_INDEX:
+            return None
+        return (
+            f"{self.server_name} refused the read: {args[1]}. The database lacks a documented "
+            "index, which this read names (FORCE INDEX) to keep its plan; run `composite-store "
+            "inspect URL` with this store's URL: it reports the missing index and prints the "
+            "CREATE INDEX that restores it"
+        )
 
     @property
     def server_name(self) -> str:
