@@ -4,13 +4,21 @@ the check of keyword options against what an adapter declares."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from composite_store.errors import ConfigurationError, ValidationError
 
-__all__ = ["check_options", "scheme_of", "split_options", "url_flag"]
+__all__ = [
+    "check_options",
+    "refused_url_option",
+    "unknown_url_option",
+    "scheme_of",
+    "split_options",
+    "url_flag",
+]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -60,6 +68,45 @@ def check_options(
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(f"{where} takes no option {name!r}{hint}")
+#: How drivers refuse a connection parameter they do not take: a Python driver's keyword
+#: (asyncmy's ``connect()``, redis-py's connection), libpq's connection string (psycopg).
+_REFUSED_PARAMETER = re.compile(
+    r"unexpected keyword argument '([^']+)'|invalid connection option \"([^\"]+)\""
+)
+
+
+def refused_url_option(exc: BaseException, url: str | None, ours: Iterable[str]) -> str | None:
+    """Why a driver refused to connect, when it is a query parameter of ``url`` that it does
+    not take (a typo, another driver's option), in our words: the parameter, the store's own
+    URL options ``ours`` and the closest of them. None for any other error.
+
+    Query parameters that are not composite-store's go to the driver, which would otherwise
+    raise its own ``TypeError`` from deep in a connect (asyncmy, redis-py) or a generic error
+    (libpq)."""
+    if url is None:
+        return None
+    found = _REFUSED_PARAMETER.search(str(exc))
+    if found is None:
+        return None
+    name = found.group(1) or found.group(2)
+    query = url.partition("?")[2].partition("#")[0]
+    if name not in {key for key, _ in parse_qsl(query, keep_blank_values=True)}:
+        return None
+    return unknown_url_option(name, ours)
+
+
+def unknown_url_option(name: str, ours: Iterable[str]) -> str:
+    """What to say of query parameter ``name`` of a store URL that neither the store (its URL
+    options ``ours``) nor its driver takes, naming the closest of ``ours``."""
+    known = sorted(set(ours))
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return (
+        f"the store URL's query parameter {name!r} is neither an option of the store "
+        f"({', '.join(known)}) nor one its driver takes{hint}"
+    )
+
+
 def url_flag(value: Any, *, option: str) -> bool:
     """Read on/off option ``option``, given as a keyword (a bool) or a URL query parameter
     (``1``/``true``/``yes``/``on``, ``0``/``false``/``no``/``off`` or empty; any case)."""

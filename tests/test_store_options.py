@@ -3,9 +3,18 @@ reach only the stores that take them."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
-from composite_store import CompositeStore, ConfigurationError, ValidationError, open_store
+from composite_store import (
+    BackendUnavailableError,
+    CompositeStore,
+    ConfigurationError,
+    ValidationError,
+    open_store,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +69,46 @@ def test_a_composite_option_no_store_takes_is_refused() -> None:
         CompositeStore(
             default="sqlite:///x.db", use_environment=False, use_config_file=False, ech=True
         )
+
+
+#: Each backend's URL with a query parameter its driver takes, on a port where nothing listens
+#: (a parameter the driver refuses is refused before any connection is tried), and the error
+#: the URL as it is ends in (None: it opens, an embedded file).
+_UNREACHABLE = {
+    "sqlite": ("sqlite:///{tmp}/x.db?timeout=5", None),
+    "libsql": ("libsql:///{tmp}/x.db?prefix=app_", None),
+    "postgres": ("postgresql://u@127.0.0.1:1/db?connect_timeout=3", BackendUnavailableError),
+    "mariadb": ("mariadb://u@127.0.0.1:1/db?charset=utf8mb4", BackendUnavailableError),
+    "redis": ("redis://127.0.0.1:1/0?socket_timeout=2", BackendUnavailableError),
+    "mongodb": (
+        "mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=300&prefix=app_",
+        BackendUnavailableError,
+    ),
+}
+
+
+async def _init(url: str) -> None:
+    store = open_store(url)
+    try:
+        await store.init()
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("backend", sorted(_UNREACHABLE))
+def test_a_url_parameter_nobody_takes_is_refused(backend: str, tmp_path: Path) -> None:
+    """A query parameter that is neither the store's nor its driver's is a
+    ``ConfigurationError`` naming it and the closest option of the store: not the driver's
+    ``TypeError`` (asyncmy, redis-py), a generic error (libpq), or a warning and the
+    parameter ignored (pysqlite, pymongo, libSQL). One the driver takes still reaches it."""
+    url, unreachable = _UNREACHABLE[backend]
+    url = url.format(tmp=tmp_path)
+    if unreachable is None:
+        asyncio.run(_init(url))
+    else:
+        with pytest.raises(unreachable):
+            asyncio.run(_init(url))
+    with pytest.raises(ConfigurationError) as refused:
+        asyncio.run(_init(url + "&table_prefix=app_"))
+    assert "query parameter 'table_prefix'" in str(refused.value)
+    assert "did you mean 'prefix'?" in str(refused.value)

@@ -32,10 +32,10 @@ from composite_store.schema import (
     validate_identifier,
     validate_prefix,
 )
-from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.dialect import URL_OPTIONS, SqlDialect
 from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
 from composite_store.sql.tables import layout_of, shadow, shared_tables
-from composite_store.urls import split_options
+from composite_store.urls import refused_url_option, split_options
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -252,6 +252,12 @@ class SqlDatabase:
                         await asyncio.sleep(random.uniform(0, 0.02 * attempt_number))
                         continue
                     raise
+                except (TypeError, sa.exc.ProgrammingError) as exc:
+                    # A query parameter of the URL the driver does not take, found at connect.
+                    refused = refused_url_option(exc, self.url, URL_OPTIONS)
+                    if refused is None:
+                        raise
+                    raise ConfigurationError(redact(refused)) from None
                 except sa.exc.StatementError as exc:
                     # A column type refused a value while binding it (PostgreSQL's JSON check):
                     # SQLAlchemy wraps whatever a bind processor raises; ours must surface as is.

@@ -33,7 +33,7 @@ from composite_store.urls import split_options
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["POOL_OPTIONS", "SqlDialect"]
+__all__ = ["POOL_OPTIONS", "URL_OPTIONS", "SqlDialect"]
 
 #: Connection-pool settings a server URL may carry as query parameters, with their parsers.
 POOL_OPTIONS: Mapping[str, Callable[[str], Any]] = {
@@ -42,6 +42,10 @@ POOL_OPTIONS: Mapping[str, Callable[[str], Any]] = {
     "pool_size": int,
     "pool_timeout": float,
 }
+
+#: The query parameters a relational store's URL carries for composite-store itself; any other
+#: goes to the driver.
+URL_OPTIONS: tuple[str, ...] = ("prefix", "schema", *POOL_OPTIONS)
 
 
 class SqlDialect:

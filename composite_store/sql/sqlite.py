@@ -8,10 +8,13 @@ transaction on the store's worker thread; writes take the write lock up front
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,7 +25,12 @@ from sqlalchemy.engine.interfaces import ReflectedIndex
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.types import TypeEngine
 
-from composite_store.errors import CompositeStoreError, ConflictError, ValidationError
+from composite_store.errors import (
+    CompositeStoreError,
+    ConfigurationError,
+    ConflictError,
+    ValidationError,
+)
 from composite_store.schema import SQLITE, Column, ColumnType
 from composite_store.sql.datasets import SqlDatasets
 from composite_store.sql.dialect import SqlDialect
@@ -35,6 +43,7 @@ from composite_store.sql.store import SqlStore
 from composite_store.sql.types import IntegerBoolean, IsoTimestamp
 from composite_store.sql.workflow_definitions import SqlWorkflowDefinitions
 from composite_store.sql.workflows import SqlWorkflows
+from composite_store.urls import unknown_url_option
 
 __all__ = [
     "SqliteDatasets",
@@ -90,6 +99,24 @@ def _enable_wal(cursor: Any, busy_error: type[Exception]) -> None:
             time.sleep(0.005)
 
 
+@contextlib.contextmanager
+def _ignored_parameters_refused() -> Iterator[None]:
+    """Around ``create_engine``: a query parameter of the URL that SQLAlchemy's pysqlite
+    dialect would pass over with a warning (neither sqlite3's nor, without ``uri=true``, a
+    SQLite URI parameter) is a ``ConfigurationError`` instead: a typo must not be a setting
+    silently ignored."""
+    with warnings.catch_warnings():
+        # Only that warning ("Query string argument(s) 'x', 'y' are not accepted ...").
+        warnings.filterwarnings("error", "Query string argument", sa.exc.SAWarning)
+        try:
+            yield
+        except sa.exc.SAWarning as ignored:
+            names = re.findall(r"'([^']+)'", str(ignored).partition(" are not accepted")[0])
+            if not names:  # pragma: no cover - SQLAlchemy reworded its warning
+                raise ConfigurationError(f"invalid SQLite URL: {ignored}") from None
+            raise ConfigurationError(unknown_url_option(names[0], ("prefix",))) from None
+
+
 class SqliteDialect(SqlDialect):
     name: ClassVar[str] = "sqlite"
     family: ClassVar[str] = SQLITE
@@ -111,11 +138,12 @@ class SqliteDialect(SqlDialect):
                 f"invalid SQLite URL {url!r}: a file path follows three slashes; did you mean "
                 f"'sqlite:///{path}' (relative) or 'sqlite:////{path.lstrip('/')}' (absolute)?"
             )
-        engine = sa.create_engine(
-            url,
-            connect_args={"check_same_thread": False, "isolation_level": None},
-            **options,
-        )
+        with _ignored_parameters_refused():
+            engine = sa.create_engine(
+                url,
+                connect_args={"check_same_thread": False, "isolation_level": None},
+                **options,
+            )
         memory = engine.url.database in (None, "", ":memory:")
         install_pragmas(engine, wal=not memory)
         return engine

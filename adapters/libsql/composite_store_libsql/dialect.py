@@ -11,9 +11,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 
-from composite_store.errors import ValidationError
+from composite_store.errors import ConfigurationError, ValidationError
 from composite_store.schema import Column, ColumnType
 from composite_store.sql.sqlite import SqliteDialect, install_pragmas
+from composite_store.urls import unknown_url_option
 
 __all__ = ["LibsqlDialect", "split_url"]
 
@@ -27,8 +28,10 @@ def split_url(url: str) -> tuple[str | None, str | None, str]:
     parts = urlsplit(url)
     if parts.scheme.lower() != "libsql":
         raise ValidationError(f"not a libsql URL: {parts.scheme}://...")
-    query = dict(parse_qsl(parts.query))
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
     token = query.pop("authToken", query.pop("auth_token", ""))
+    if query:  # nothing else reaches the driver: refused, not dropped unseen
+        raise ConfigurationError(unknown_url_option(next(iter(query)), ("prefix", "authToken")))
     if parts.netloc:
         return None, f"libsql://{parts.netloc}{parts.path}", token
     path = parts.path[1:]

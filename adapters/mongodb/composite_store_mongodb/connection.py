@@ -8,10 +8,11 @@ clusters run multi-document operations in a transaction, a standalone server can
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC
 from typing import Any, TypeVar
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 from bson.codec_options import CodecOptions
 from pymongo import AsyncMongoClient
@@ -19,9 +20,9 @@ from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
-from composite_store.errors import ValidationError, redact
+from composite_store.errors import ConfigurationError, ValidationError, redact
 from composite_store.schema import DEFAULT_PREFIX, TableSpec, validate_prefix
-from composite_store.urls import scheme_of, split_options, url_flag
+from composite_store.urls import scheme_of, split_options, unknown_url_option, url_flag
 from composite_store_mongodb.errors import mongo_errors
 from composite_store_mongodb.transaction import in_transaction
 
@@ -49,6 +50,22 @@ def validate_database(name: str) -> str:
             f"{' '.join(repr(c) for c in sorted(_BAD_DB_CHARS))}"
         )
     return name
+
+
+def _unknown_uri_option(url: str) -> str | None:
+    """The first query parameter of ``url`` that pymongo knows no option of, or None."""
+    from pymongo.common import validate
+    from pymongo.errors import ConfigurationError as UnknownOption
+
+    for key, value in parse_qsl(url.partition("?")[2], keep_blank_values=True):
+        try:
+            validate(key, value)
+        except UnknownOption as refused:
+            if "Unknown option" in str(refused):
+                return key
+        except (TypeError, ValueError):
+            pass  # a known option with a bad value: not what is looked for
+    return None
 
 
 def parse_url(url: str) -> tuple[str, str | None, dict[str, str]]:
@@ -151,7 +168,16 @@ class MongoConnection:
                     if name.lower() not in lowered:
                         options[name] = default
                 options.update(self._client_options)
-                self._client = AsyncMongoClient(self.url, **options)
+                with warnings.catch_warnings():
+                    # pymongo warns of a URI option it does not know, then ignores it.
+                    warnings.filterwarnings("error", "Unknown option", UserWarning)
+                    try:
+                        self._client = AsyncMongoClient(self.url, **options)
+                    except UserWarning as ignored:
+                        unknown = _unknown_uri_option(self.url or "")
+                        raise ConfigurationError(
+                            unknown_url_option(unknown, OPTIONS) if unknown else str(ignored)
+                        ) from None
             # Aware UTC datetimes whatever the caller's client says: timestamps are part of
             # the API.
             self._db = self._client.get_database(

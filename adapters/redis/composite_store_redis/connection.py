@@ -20,12 +20,13 @@ from redis.asyncio.cluster import RedisCluster
 from composite_store.errors import (
     BackendUnavailableError,
     CompositeStoreError,
+    ConfigurationError,
     ValidationError,
     map_errors,
     redact,
 )
 from composite_store.schema import DEFAULT_PREFIX
-from composite_store.urls import split_options, url_flag
+from composite_store.urls import refused_url_option, split_options, url_flag
 from composite_store_redis import scripts
 from composite_store_redis.batch import Batch
 from composite_store_redis.keys import Keys
@@ -55,6 +56,10 @@ _ERRORS: dict[type[BaseException], type[CompositeStoreError]] = {
     rex.RedisClusterException: BackendUnavailableError,
     rex.RedisError: CompositeStoreError,
 }
+
+
+#: The query parameters a Redis store's URL carries for composite-store itself.
+_URL_OPTIONS = ("prefix", "cluster", "ttl", *(f"ttl_{d}" for d in REDIS_DOMAINS))
 
 
 def parse_ttl(value: Any, what: str) -> int:
@@ -107,9 +112,7 @@ class RedisConnection:
                 ttls[domain] = parse_ttl(seconds, f"ttl for {domain}")
         self._url: str | None = None
         if url is not None:
-            url, query = split_options(
-                url, ("prefix", "cluster", "ttl", *(f"ttl_{d}" for d in REDIS_DOMAINS))
-            )
+            url, query = split_options(url, _URL_OPTIONS)
             prefix = query.get("prefix", prefix)
             if "cluster" in query:
                 cluster = url_flag(query["cluster"], option="cluster")
@@ -190,11 +193,25 @@ class RedisConnection:
                     options.setdefault(
                         "maint_notifications_config", MaintNotificationsConfig(enabled=False)
                     )
-                factory = RedisCluster if self.cluster else Redis
+                client: Redis | RedisCluster
                 with map_errors(_ERRORS):
-                    self._client = factory.from_url(self._url, **options)
-                    if self.cluster:
-                        await self._client.initialize()
+                    try:
+                        if self.cluster:
+                            client = RedisCluster.from_url(self._url, **options)
+                            await client.initialize()
+                        else:
+                            client = Redis.from_url(self._url, **options)
+                            # One connection built, not connected: a query parameter of the
+                            # URL that redis-py's connection does not take fails here, not at
+                            # the first command.
+                            pool = client.connection_pool
+                            pool.connection_class(**pool.connection_kwargs)
+                    except TypeError as exc:
+                        refused = refused_url_option(exc, self._url, _URL_OPTIONS)
+                        if refused is None:
+                            raise
+                        raise ConfigurationError(redact(refused)) from None
+                    self._client = client
             if not self._scripts:
                 for name in ("APPLY", "INTERSECT", "PAGE", "WINDOW", "RUN_META"):
                     self._scripts[name] = self.client.register_script(getattr(scripts, name))
