@@ -1,5 +1,6 @@
 """Store URLs: their scheme, the composite-store options carried in their query string, and
-the check of keyword options against what an adapter declares."""
+the check of keyword options against what an adapter declares, and what to say of a query
+parameter that neither a store nor its driver takes."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from composite_store.errors import ConfigurationError, ValidationError
 __all__ = [
     "check_options",
     "refused_url_option",
-    "unknown_url_option",
     "scheme_of",
     "split_options",
+    "unknown_url_option",
     "url_flag",
 ]
 
@@ -68,6 +69,8 @@ def check_options(
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(f"{where} takes no option {name!r}{hint}")
+
+
 #: How drivers refuse a connection parameter they do not take: a Python driver's keyword
 #: (asyncmy's ``connect()``, redis-py's connection), libpq's connection string (psycopg).
 _REFUSED_PARAMETER = re.compile(
