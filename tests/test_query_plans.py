@@ -111,6 +111,31 @@ def _window_halves_from_the_index(
     assert not [line for line in lines if "Seq Scan on " + messages in line], lines
 
 
+async def _store_with_thread(url: str, thread_id: str, messages: int) -> SqlStore:
+    """The store of ``url``, initialized, holding thread ``thread_id`` of ``messages`` messages
+    ``m00000``, ``m00001``, ... a second apart from ``EPOCH``; the caller closes it."""
+    store = open_store(url)
+    assert isinstance(store, SqlStore)
+    try:
+        await store.init()
+        await store.memory.save_thread(thread=Thread(id=thread_id, resource_id="r"))
+        for start in range(0, messages, 200):
+            await store.memory.save_messages(
+                messages=[
+                    Message(
+                        id=f"m{i:05d}", thread_id=thread_id, role="user",
+                        content={"format": 2, "parts": [{"type": "text", "text": "x"}]},
+                        created_at=EPOCH + timedelta(seconds=i),
+                    )
+                    for i in range(start, min(messages, start + 200))
+                ]
+            )
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_long_thread_reads_stop_at_the_page(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -118,23 +143,9 @@ def test_long_thread_reads_stop_at_the_page(
     url = sql_store_url(backend, request, tmp_path)  # outside the event loop
 
     async def go() -> None:
-        store = open_store(url)
-        assert isinstance(store, SqlStore)
-        await store.init()
+        store = await _store_with_thread(url, "long", THREAD)
         try:
             memory = store.memory
-            await memory.save_thread(thread=Thread(id="long", resource_id="r"))
-            for start in range(0, THREAD, 200):
-                await memory.save_messages(
-                    messages=[
-                        Message(
-                            id=f"m{i:05d}", thread_id="long", role="user",
-                            content={"format": 2, "parts": [{"type": "text", "text": "x"}]},
-                            created_at=EPOCH + timedelta(seconds=i),
-                        )
-                        for i in range(start, start + 200)
-                    ]
-                )
             newest = OrderBy(field="createdAt", direction="DESC")
             newest_ids = [f"m{i:05d}" for i in range(THREAD - 1, THREAD - 21, -1)]
             window_ids = {
@@ -252,22 +263,9 @@ def test_a_window_without_its_index(
     url = sql_store_url(backend, request, tmp_path)  # outside the event loop
 
     async def go() -> None:
-        store = open_store(url)
-        assert isinstance(store, SqlStore)
-        await store.init()
+        store = await _store_with_thread(url, "t", 10)
         try:
             memory = store.memory
-            await memory.save_thread(thread=Thread(id="t", resource_id="r"))
-            await memory.save_messages(
-                messages=[
-                    Message(
-                        id=f"m{i:02d}", thread_id="t", role="user",
-                        content={"format": 2, "parts": []},
-                        created_at=EPOCH + timedelta(seconds=i),
-                    )
-                    for i in range(10)
-                ]
-            )
             db = store.database
             messages = db.tables["messages"]
 
@@ -283,10 +281,10 @@ def test_a_window_without_its_index(
                 assert not sa.inspect(conn).get_indexes(messages.name, schema=messages.schema)
 
             await db.run(drop_indexes, write=True)
-            include = [{"id": "m05", "with_previous_messages": 2, "with_next_messages": 2}]
+            include = [{"id": "m00005", "with_previous_messages": 2, "with_next_messages": 2}]
             if backend != "mariadb":
                 page = await memory.list_messages(thread_id="t", per_page=0, include=include)
-                assert [m.id for m in page.items] == ["m03", "m04", "m05", "m06", "m07"]
+                assert [m.id for m in page.items] == [f"m{i:05d}" for i in range(3, 8)]
                 return
             with pytest.raises(SchemaMismatchError) as refused:
                 await memory.list_messages(thread_id="t", per_page=0, include=include)
