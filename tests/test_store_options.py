@@ -84,6 +84,8 @@ _UNREACHABLE = {
         "mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=300&prefix=app_",
         BackendUnavailableError,
     ),
+    # python-oracledb's thin mode refuses a keyword before it connects: no server needed.
+    "oracle": ("oracle://u:p@127.0.0.1:1/svc?tcp_connect_timeout=1", BackendUnavailableError),
 }
 
 
