@@ -1,5 +1,6 @@
-"""Keyword options are checked against what each adapter declares, and a composite's options
-reach only the stores that take them."""
+"""Keyword options are checked against what each adapter declares, a composite's options
+reach only the stores that take them, and a URL query parameter that neither the store nor its
+driver takes is refused as such."""
 
 from __future__ import annotations
 
