@@ -32,7 +32,7 @@ from composite_store.schema import (
     validate_identifier,
     validate_prefix,
 )
-from composite_store.sql.dialect import URL_OPTIONS, SqlDialect
+from composite_store.sql.dialect import PLACEMENT_OPTIONS, URL_OPTIONS, SqlDialect
 from composite_store.sql.engine import HeldConnections, Prepared, StatementCache, driver_error
 from composite_store.sql.tables import layout_of, shadow, shared_tables
 from composite_store.urls import refused_url_option, split_options
@@ -83,7 +83,7 @@ class SqlDatabase:
         if url is not None:
             # Standalone domains get their URL unsplit (stores split it before): take the
             # composite-store options out so the driver never sees them.
-            url, query = split_options(url, ("prefix", "schema"))
+            url, query = split_options(url, PLACEMENT_OPTIONS)
             prefix = query.get("prefix", prefix)
             schema = query.get("schema", schema)
         schema = schema or dialect.default_schema

@@ -33,7 +33,7 @@ from composite_store.urls import split_options
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["POOL_OPTIONS", "URL_OPTIONS", "SqlDialect"]
+__all__ = ["PLACEMENT_OPTIONS", "POOL_OPTIONS", "URL_OPTIONS", "SqlDialect"]
 
 #: Connection-pool settings a server URL may carry as query parameters, with their parsers.
 POOL_OPTIONS: Mapping[str, Callable[[str], Any]] = {
@@ -43,9 +43,13 @@ POOL_OPTIONS: Mapping[str, Callable[[str], Any]] = {
     "pool_timeout": float,
 }
 
+#: The query parameters that say where a relational store's tables are: taken out of the URL
+#: by the store (or a standalone domain's database) before the driver sees it.
+PLACEMENT_OPTIONS: tuple[str, ...] = ("prefix", "schema")
+
 #: The query parameters a relational store's URL carries for composite-store itself; any other
 #: goes to the driver.
-URL_OPTIONS: tuple[str, ...] = ("prefix", "schema", *POOL_OPTIONS)
+URL_OPTIONS: tuple[str, ...] = (*PLACEMENT_OPTIONS, *POOL_OPTIONS)
 
 
 class SqlDialect:

@@ -9,7 +9,7 @@ from sqlalchemy.engine import Engine
 
 from composite_store.schema import DEFAULT_PREFIX
 from composite_store.sql.database import SqlDatabase
-from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.dialect import PLACEMENT_OPTIONS, SqlDialect
 from composite_store.sql.domain import SqlDomain
 from composite_store.store import Store
 from composite_store.urls import check_options, split_options
@@ -78,7 +78,7 @@ class SqlStore(Store):
     ) -> None:
         check_options(engine_options, self.option_names(), type(self).__name__)
         if url is not None:
-            url, query = split_options(url, ("prefix", "schema"))
+            url, query = split_options(url, PLACEMENT_OPTIONS)
             prefix = query.get("prefix", prefix)
             schema = query.get("schema", schema)
         self.database = SqlDatabase(
