@@ -222,10 +222,19 @@ class SqlDatabase:
     async def _guarded(self, attempt: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``await attempt(*args)``, one operation: driver errors raised as ours, a transaction
         aborted as transient run again, a held connection found dropped replaced once."""
+        try:
+            # The usual case, apart: an operation that succeeds enters no error mapping and
+            # no retry loop (a point read is a few such steps: docs/benchmarks.md).
+            return await attempt(*args)
+        except Exception as exc:  # noqa: BLE001 - handled below, as any attempt's failure is
+            failure: Exception | None = exc
         reconnected = False
         with map_errors(self.dialect.error_map):
             for attempt_number in range(1, TRANSIENT_ATTEMPTS + 1):
                 try:
+                    if failure is not None:  # the first attempt's, handled as a later one's
+                        first, failure = failure, None
+                        raise first
                     return await attempt(*args)
                 except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
                     if exc.connection_invalidated and not reconnected and self.is_async:

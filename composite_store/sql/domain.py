@@ -173,6 +173,11 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
     def select_by(self, base: str, *columns: str, lock: bool = False) -> Prepared:
         """``SELECT <documented columns> FROM base WHERE c1 = :c1 AND ...`` (FOR UPDATE where
         ``lock`` and the dialect locks rows)."""
+        shape = ("select_by", type(self), base, columns, lock)
+        shapes = self.db.statements.by_shape
+        found = shapes.get(shape)
+        if found is not None:
+            return found
 
         def build(base: str, columns: tuple[str, ...], lock: bool) -> Executable:
             tbl = self.tables[base]
@@ -181,7 +186,8 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
                 stmt = stmt.with_for_update()
             return stmt
 
-        return self.prepared(build, base, columns, lock)
+        found = shapes[shape] = self.prepared(build, base, columns, lock)
+        return found
 
     def upsert(
         self,
@@ -200,8 +206,8 @@ class SqlDomain(StoredRows, Migratable, Inspectable):
         if len(rows) == 1:
             # One row (a thread, a run, a resource): its statement by shape, one lookup
             # instead of deriving its variant on every call.
-            shape = (type(self), base, columns, keys, tuple(keep))
-            plans = self.db.statements.single_row_plans
+            shape = ("upsert", type(self), base, columns, keys, tuple(keep))
+            plans = self.db.statements.by_shape
             prepared = plans.get(shape)
             if prepared is None:
                 [(prepared, values)] = self._upsert_chunks(base, rows, columns, keys, keep)

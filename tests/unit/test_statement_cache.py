@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.expression import Executable
 
+import composite_store as cs
 from composite_store.sql.engine import Prepared, StatementCache
 
 items = sa.table("items", sa.column("id"), sa.column("kind"))
@@ -99,3 +100,26 @@ def test_a_builder_may_close_over_self() -> None:
 
     cache = _cache()
     assert cache.get(by_id, "kind").sql == Domain().statement(cache).sql
+
+
+# -- statements by their caller's shape (``StatementCache.by_shape``) ---------------------------
+
+
+def test_a_point_read_is_found_by_all_of_its_shape() -> None:
+    """``SqlDomain.select_by`` serves a point read's statement with one lookup: its table, its
+    columns and whether it locks are all part of what it is found by."""
+    # A PostgreSQL store compiles its statements without connecting (nothing listens here).
+    memory = cs.open_store("postgresql://u@127.0.0.1:1/db").memory
+    locked = memory.select_by("threads", "id", lock=True)
+    plain = memory.select_by("threads", "id")
+    assert "FOR UPDATE" in locked.sql
+    assert "FOR UPDATE" not in plain.sql
+    assert memory.select_by("threads", "id", lock=True) is locked
+    assert memory.select_by("threads", "id") is plain
+    resources = memory.select_by("resources", "id")
+    assert "mastra_resources" in resources.sql
+    assert "mastra_threads" not in resources.sql
+    by_two = memory.select_by("threads", "id", "resourceId")
+    assert by_two is not plain
+    assert '"resourceId" = ' in by_two.sql
+    assert '"resourceId" = ' not in plain.sql

@@ -5,12 +5,12 @@ psycopg's ordinary cursor rewrites every query from ``%(name)s`` placeholders to
 4 KiB; a multi-row upsert exceeds both, so each batch paid a full parse of its SQL text. The
 statements are compiled with ``$n`` placeholders instead (``PostgresDialect.statement_dialect``)
 and sent as they are by ``AsyncRawCursor``; psycopg still prepares them server-side after a few
-runs. Execute, fetch and close are one coroutine (:func:`execute_on_driver`): an operation of
+runs. Execute, fetch and close are one awaitable (:func:`execute_on_driver`): an operation of
 one statement (``SqlDatabase.fetch`` and ``execute``) awaits it from the event loop itself; a
 statement of a longer operation is awaited once from the operation's greenlet with
 SQLAlchemy's ``await_only`` (:func:`execute_raw`: one greenlet switch, not three). A statement
 of its own (autocommit, no transaction open) skips the cursor too: :mod:`.wire` runs it on
-libpq with psycopg's dumpers and loaders.
+libpq with psycopg's dumpers and loaders, and its coroutine is the awaitable itself.
 
 The engines this adapter creates connect with :class:`LeanAsyncConnection`, which waits for
 a reply more cheaply than psycopg's general wait (its reader stays registered, and reads the
@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Awaitable, Generator, Iterator, Mapping
 from typing import Any, TypeVar
 
 import psycopg
@@ -372,22 +372,36 @@ def _parse_json_bytes(data: str | bytes) -> Any:
     return parse_json(data if isinstance(data, str) else data.decode())
 
 
-async def execute_on_driver(
+def execute_on_driver(
     driver: psycopg.AsyncConnection[Any], sql: str, params: Any, fetch: bool
-) -> tuple[list[Any] | None, int]:
+) -> Awaitable[tuple[list[Any] | None, int]]:
     """Run ``sql`` (``$n`` placeholders) with positional ``params`` on the psycopg connection
     ``driver``: the rows when ``fetch`` and the row count (the adapter's
     ``driver_executor``, awaited from the event loop; :func:`execute_raw` awaits it from an
-    operation's greenlet)."""
+    operation's greenlet). A statement of its own is the runner's coroutine itself, not one
+    wrapping it: each coroutine an awaited call passes through is resumed when its reply
+    comes."""
     # Where plans use the indexes whatever the tables' sizes (INDEX_PLANS) every statement may
     # stay prepared; elsewhere (a user's engine, or the URL kept sequential scans) one whose
     # plan must follow the tables (PLAN_EACH_CALL) is planned for every call.
     index_plans = getattr(driver, "index_plans", False)
     prepare = False if not index_plans and sql.startswith(PLAN_EACH_CALL) else None
+    if (
+        isinstance(driver, LeanAsyncConnection)
+        and driver.autocommit
+        and driver.pgconn.transaction_status == _IDLE
+    ):
+        # A statement of its own, or the BEGIN of one of the library's transactions.
+        return driver.statements().run(sql, params or (), fetch, prepare)
+    return _execute_on_cursor(driver, sql, params, fetch, prepare)
+
+
+async def _execute_on_cursor(
+    driver: psycopg.AsyncConnection[Any], sql: str, params: Any, fetch: bool, prepare: bool | None
+) -> tuple[list[Any] | None, int]:
+    """:func:`execute_on_driver` inside a transaction, or on a user's connection: through a
+    raw cursor (the connection's kept one where it has one)."""
     if isinstance(driver, LeanAsyncConnection):
-        if driver.autocommit and driver.pgconn.transaction_status == _IDLE:
-            # A statement of its own, or the BEGIN of one of the library's transactions.
-            return await driver.statements().run(sql, params or (), fetch, prepare)
         cursor, close = driver.raw_cursor(), False
     else:
         cursor, close = psycopg.AsyncRawCursor(driver), True

@@ -538,7 +538,9 @@ class Prepared:
     def reader(self, model: type[R], **convert: Callable[[Any], Any]) -> TupleReader[R]:
         """A function building ``model`` from one of :meth:`rows`, ``convert`` (attribute ->
         function) applied after the column type's own conversion."""
-        key = (model, *sorted(convert.items()))
+        # A reader without conversions is keyed by its model alone: the key of every point
+        # read, built without sorting an empty mapping.
+        key = (model, *sorted(convert.items())) if convert else model
         found = self._readers.get(key)
         if found is None:
             processed = dict(self._processed)
