@@ -66,9 +66,13 @@ def check_options(
     for name in options:
         if name in known or (fold_case and name.lower() in folded):
             continue
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigurationError(f"{where} takes no option {name!r}{hint}")
+        raise ConfigurationError(f"{where} takes no option {name!r}{_did_you_mean(name, known)}")
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known`` to ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: How drivers refuse a connection parameter they do not take: a Python driver's keyword
@@ -102,11 +106,9 @@ def unknown_url_option(name: str, ours: Iterable[str]) -> str:
     """What to say of query parameter ``name`` of a store URL that neither the store (its URL
     options ``ours``) nor its driver takes, naming the closest of ``ours``."""
     known = sorted(set(ours))
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
     return (
         f"the store URL's query parameter {name!r} is neither an option of the store "
-        f"({', '.join(known)}) nor one its driver takes{hint}"
+        f"({', '.join(known)}) nor one its driver takes{_did_you_mean(name, known)}"
     )
 
 

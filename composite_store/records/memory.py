@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from composite_store.records.base import Record, StampedRecord, Timestamp, not_blank, stored, when
 from composite_store.records.json import (
+    NOT_COMPACT,
     Id,
     JsonObject,
     Text,
@@ -146,10 +147,11 @@ def stored_content_text(text: str | dict[str, Any]) -> str:
             # Already the text the path below writes of it (nearly every stored row): kept
             # as it is, not parsed by the standard library and dumped again.
             return text
-        try:
-            value = parse_json(text)
-        except ValueError:
-            value = None  # a legacy plain string: from_stored's path
+        if value is NOT_COMPACT:  # else parse_json reads the same value (compact_value)
+            try:
+                value = parse_json(text)
+            except ValueError:
+                value = None  # a legacy plain string: from_stored's path
         if _usual_content(value):
             # What from_stored builds of it holds these fields (the missing ones None) and
             # nothing extra; to_json leaves out the None ones.
