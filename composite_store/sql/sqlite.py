@@ -33,7 +33,7 @@ from composite_store.errors import (
 )
 from composite_store.schema import SQLITE, Column, ColumnType
 from composite_store.sql.datasets import SqlDatasets
-from composite_store.sql.dialect import SqlDialect
+from composite_store.sql.dialect import PLACEMENT_OPTIONS, SqlDialect
 from composite_store.sql.engine.prepared import driver_error
 from composite_store.sql.experiments import SqlExperiments
 from composite_store.sql.memory import SqlMemory
@@ -114,7 +114,7 @@ def _ignored_parameters_refused() -> Iterator[None]:
             names = re.findall(r"'([^']+)'", str(ignored).partition(" are not accepted")[0])
             if not names:  # pragma: no cover - SQLAlchemy reworded its warning
                 raise ConfigurationError(f"invalid SQLite URL: {ignored}") from None
-            raise ConfigurationError(unknown_url_option(names[0], ("prefix",))) from None
+            raise ConfigurationError(unknown_url_option(names[0], PLACEMENT_OPTIONS)) from None
 
 
 class SqliteDialect(SqlDialect):

@@ -13,6 +13,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from composite_store.errors import ConfigurationError, ValidationError
 from composite_store.schema import Column, ColumnType
+from composite_store.sql.dialect import PLACEMENT_OPTIONS
 from composite_store.sql.sqlite import SqliteDialect, install_pragmas
 from composite_store.urls import unknown_url_option
 
@@ -31,7 +32,8 @@ def split_url(url: str) -> tuple[str | None, str | None, str]:
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     token = query.pop("authToken", query.pop("auth_token", ""))
     if query:  # nothing else reaches the driver: refused, not dropped unseen
-        raise ConfigurationError(unknown_url_option(next(iter(query)), ("prefix", "authToken")))
+        ours = (*PLACEMENT_OPTIONS, "authToken")
+        raise ConfigurationError(unknown_url_option(next(iter(query)), ours))
     if parts.netloc:
         return None, f"libsql://{parts.netloc}{parts.path}", token
     path = parts.path[1:]
